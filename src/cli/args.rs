@@ -1,0 +1,138 @@
+//! Flag groups shared by several commands.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use graphene::formats::{self, Format, LoadOptions};
+use graphene::model::{Cluster, ClusterSpec, Dag};
+use graphene::{Error, OfflineConfig, Result};
+
+#[derive(Args, Debug, Clone)]
+pub struct ClusterArgs {
+    /// Cluster file: {"machines": [{"count": N, "capacity": {...}}], "overbook": [...]}.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["machines", "capacity"])]
+    pub cluster: Option<PathBuf>,
+    /// Number of identical machines [default: 10].
+    #[arg(long, value_name = "N")]
+    pub machines: Option<usize>,
+    /// Capacity of each machine [default: cpu=16,mem=64,disk=200,net=1250].
+    #[arg(long, value_name = "R=V,...")]
+    pub capacity: Option<String>,
+    /// Hold every resource to capacity (by default disk and net may be overbooked).
+    #[arg(long)]
+    pub no_overbook: bool,
+}
+
+impl ClusterArgs {
+    pub fn spec(&self) -> Result<ClusterSpec> {
+        let mut spec = match &self.cluster {
+            Some(path) => formats::cluster::load(path)?,
+            None => {
+                let cap = match &self.capacity {
+                    Some(c) => formats::cluster::parse_capacity(c)?,
+                    None => ClusterSpec::default_capacity(),
+                };
+                let n = self.machines.unwrap_or(10);
+                if n == 0 {
+                    return Err(Error::Usage("--machines must be at least 1".into()));
+                }
+                ClusterSpec::uniform(n, cap)
+            }
+        };
+        if self.no_overbook {
+            spec.overbook.clear();
+        }
+        Ok(spec)
+    }
+}
+
+/// Resolves the cluster for one DAG and checks that every task fits some machine.
+pub fn cluster_for(spec: &ClusterSpec, dag: &Dag, source: Option<&Path>) -> Result<Cluster> {
+    let cluster = spec.resolve(&dag.resources).map_err(|e| match source {
+        Some(p) => e.in_file(p),
+        None => e,
+    })?;
+    cluster.check_fits(dag)?;
+    Ok(cluster)
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct InputArgs {
+    /// Input format (detected from the file's top-level keys when absent).
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+    /// TPC-H query (1-22) to read from a Decima TPC-H file.
+    #[arg(long, value_name = "N")]
+    pub query: Option<u32>,
+    /// TPC-H: executor count whose measured task durations are used.
+    #[arg(long, value_name = "E", default_value_t = 20)]
+    pub executors: u32,
+    /// Fill resource demands from a profile (see README; default for formats without demands).
+    #[arg(long, value_name = "PROFILE")]
+    pub demands: Option<String>,
+    /// Seed for every random choice (demand profiles, the random baseline).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+impl InputArgs {
+    pub fn load_options(&self) -> LoadOptions {
+        LoadOptions {
+            format: self.format,
+            query: self.query,
+            executors: self.executors,
+            demands: self.demands.clone(),
+            seed: self.seed,
+        }
+    }
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct SearchArgs {
+    /// Step of Graphene's LongScore / FragScore threshold grids.
+    #[arg(long, value_name = "STEP", default_value_t = 0.1)]
+    pub grid_step: f64,
+    /// Prune candidate troublesome sets holding more than this fraction of the tasks.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.75)]
+    pub max_trouble: f64,
+    /// Do not split DAGs at cuts.
+    #[arg(long)]
+    pub no_cuts: bool,
+    /// Worker threads for the candidate search [default: all cores].
+    #[arg(long, value_name = "K")]
+    pub threads: Option<usize>,
+}
+
+impl SearchArgs {
+    pub fn config(&self) -> Result<OfflineConfig> {
+        if !(self.grid_step > 0.0 && self.grid_step <= 1.0) {
+            return Err(Error::Usage(format!("--grid-step {} must be in (0, 1]", self.grid_step)));
+        }
+        if !(0.0..=1.0).contains(&self.max_trouble) {
+            return Err(Error::Usage(format!("--max-trouble {} must be in [0, 1]", self.max_trouble)));
+        }
+        Ok(OfflineConfig { grid_step: self.grid_step, max_trouble: self.max_trouble, cuts: !self.no_cuts })
+    }
+
+    /// Runs `f` inside a thread pool of the requested size.
+    pub fn in_pool<T: Send>(&self, f: impl FnOnce() -> T + Send) -> Result<T> {
+        match self.threads {
+            None => Ok(f()),
+            Some(0) => Err(Error::Usage("--threads must be at least 1".into())),
+            Some(k) => {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(k)
+                    .build()
+                    .map_err(|e| Error::Usage(format!("cannot start {k} threads: {e}")))?;
+                Ok(pool.install(f))
+            }
+        }
+    }
+}
+
+pub fn parse_scheduler(name: &str) -> Result<graphene::Scheduler> {
+    graphene::Scheduler::parse(name).ok_or_else(|| {
+        Error::Usage(format!("unknown scheduler '{name}' (known: {})", graphene::Scheduler::names().join(", ")))
+    })
+}

@@ -1,0 +1,46 @@
+//! `graphene lower-bound`
+
+use std::path::PathBuf;
+
+use graphene::formats;
+use graphene::lowerbound;
+use graphene::Result;
+
+use super::args::{cluster_for, ClusterArgs, InputArgs};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// DAG file.
+    pub dag: PathBuf,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(a: Args) -> Result<i32> {
+    let dag = formats::load_dag(&a.dag, &a.input.load_options())?;
+    let spec = a.cluster.spec()?;
+    let cluster = cluster_for(&spec, &dag, a.cluster.cluster.as_deref())?;
+    let lb = lowerbound::compute(&dag, &cluster);
+    if a.json {
+        let v = serde_json::json!({
+            "dag": dag.name,
+            "tasks": dag.len(),
+            "machines": cluster.len(),
+            "lower_bounds": lb,
+            "best": lb.best(),
+        });
+        println!("{}", serde_json::to_string_pretty(&v).expect("serializable"));
+    } else {
+        println!("{}: {} tasks on {} machines", dag.name, dag.len(), cluster.len());
+        println!("critical_path {:.6}", lb.critical_path);
+        println!("total_work    {:.6}", lb.total_work);
+        println!("stage_aware   {:.6}", lb.stage_aware);
+        println!("best          {:.6}", lb.best());
+    }
+    Ok(0)
+}

@@ -1,0 +1,47 @@
+//! Flags, parsed once into validated settings, and the glue from them to library calls.
+
+mod args;
+mod build;
+mod compare;
+mod lower_bound;
+mod validate;
+
+use clap::{Parser, Subcommand};
+
+
+#[derive(Parser)]
+#[command(name = "graphene", version, about = "Packing- and dependency-aware scheduling of DAG jobs (Graphene, OSDI'16)")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build an offline schedule and precedence order for one DAG.
+    BuildSchedule(build::Args),
+    /// Print the lower bounds on the makespan of a DAG on a cluster.
+    LowerBound(lower_bound::Args),
+    /// Check a schedule independently: every task once, dependencies, capacities.
+    Validate(validate::Args),
+    /// Run Graphene and the offline baselines on DAGs and tabulate makespans.
+    Compare(compare::Args),
+}
+
+/// Exit status: 0 success, 1 failure (bad input, invalid schedule), 2 bad flags (from clap).
+pub fn run() -> i32 {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::BuildSchedule(a) => build::run(a),
+        Command::LowerBound(a) => lower_bound::run(a),
+        Command::Validate(a) => validate::run(a),
+        Command::Compare(a) => compare::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            1
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! One error type for the library, rendered as a human report by the CLI.
+//!
+//! Readers know the file; the model knows the field. `Error::in_file` joins the two so that every
+//! message names the file, then the line and column or the field, then what is wrong.
+
+use std::path::Path;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Wraps another error with the file it came from.
+    #[error("{file}: {source}")]
+    InFile { file: String, source: Box<Error> },
+    /// A syntax or type error at a position in a text file.
+    #[error("line {line}, column {column}: {message}")]
+    Syntax { line: usize, column: usize, message: String },
+    /// A well-formed value that is not acceptable, named by its field path.
+    #[error("{field}: {message}")]
+    Field { field: String, message: String },
+    /// A dependency cycle, as the stages along one cycle.
+    #[error("the DAG has a cycle: {}", .0.join(" -> "))]
+    Cycle(Vec<String>),
+    /// A task that no machine of the cluster can hold.
+    #[error("task {task} demands {demand} but no machine has that much capacity ({capacity})")]
+    TaskTooBig { task: String, demand: String, capacity: String },
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// Inconsistent flags or options.
+    #[error("{0}")]
+    Usage(String),
+}
+
+impl Error {
+    pub fn field(field: impl Into<String>, message: impl Into<String>) -> Error {
+        Error::Field { field: field.into(), message: message.into() }
+    }
+
+    pub fn in_file(self, file: &Path) -> Error {
+        match self {
+            already @ Error::InFile { .. } => already,
+            other => Error::InFile { file: file.display().to_string(), source: Box::new(other) },
+        }
+    }
+
+    /// Converts a serde_json error into a positioned syntax error.
+    pub fn from_json(err: &serde_json::Error) -> Error {
+        let message = err.to_string();
+        // serde_json appends " at line L column C"; the position is reported separately.
+        let message = match message.rfind(" at line ") {
+            Some(i) => message[..i].to_string(),
+            None => message,
+        };
+        Error::Syntax { line: err.line(), column: err.column(), message }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,29 @@
+//! graphene: packing- and dependency-aware scheduling of DAG jobs on multi-resource clusters.
+//!
+//! The library holds every algorithm; the `graphene` binary is a thin command-line layer.
+//!
+//! * [`model`]: DAGs of stages and tasks, clusters, schedules.
+//! * [`formats`]: reading DAGs (graphene JSON, WfCommons, Decima TPC-H), clusters and schedules.
+//! * [`offline`]: Graphene's schedule constructor; [`space`] is its resource-time space.
+//! * [`baselines`]: BFS, CP, Tetris, Random, StripPart and Coffman-Graham list schedulers.
+//! * [`lowerbound`]: critical path, total work and a stage-aware bound.
+//! * [`validate`]: an independent schedule checker.
+//! * [`output`]: schedule reports and atomic file writes.
+
+pub mod baselines;
+pub mod compare;
+pub mod error;
+pub mod formats;
+pub mod lowerbound;
+pub mod model;
+pub mod offline;
+pub mod output;
+pub mod scheduler;
+pub mod space;
+pub mod validate;
+
+pub use error::{Error, Result};
+pub use lowerbound::LowerBounds;
+pub use model::{Cluster, ClusterSpec, Dag, Schedule};
+pub use offline::{build_schedule, OfflineConfig};
+pub use scheduler::{build, Built, Scheduler};

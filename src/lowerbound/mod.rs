@@ -1,0 +1,176 @@
+//! Lower bounds on the makespan of any schedule of a DAG on a cluster.
+//!
+//! * Critical path: the longest chain of task durations.
+//! * Total work: max over resources of (sum of duration x demand) / (cluster capacity).
+//! * Stage-aware: described and proved on [`stage_aware`]; never below the other two.
+
+use serde::Serialize;
+
+use crate::model::{Cluster, Dag, EdgeKind, ResVec, TaskId};
+
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+pub struct LowerBounds {
+    pub critical_path: f64,
+    pub total_work: f64,
+    pub stage_aware: f64,
+}
+
+impl LowerBounds {
+    pub fn best(&self) -> f64 {
+        self.critical_path.max(self.total_work).max(self.stage_aware)
+    }
+}
+
+pub fn compute(dag: &Dag, cluster: &Cluster) -> LowerBounds {
+    let total = cluster.total_capacity();
+    LowerBounds {
+        critical_path: critical_path(dag),
+        total_work: work(dag, 0..dag.len() as TaskId, &total),
+        stage_aware: stage_aware(dag, &total),
+    }
+}
+
+fn work(dag: &Dag, tasks: impl IntoIterator<Item = TaskId>, total: &ResVec) -> f64 {
+    crate::offline::twork(dag, tasks, total)
+}
+
+/// Longest path of durations, one pass over tasks in id (= topological) order with per-stage
+/// maxima standing in for all-to-all parents.
+pub fn critical_path(dag: &Dag) -> f64 {
+    let mut finish = vec![0.0f64; dag.len()];
+    let mut stage_finish = vec![0.0f64; dag.stages.len()];
+    let mut best: f64 = 0.0;
+    for (s, stage) in dag.stages.iter().enumerate() {
+        for t in stage.tasks() {
+            let task = &dag.tasks[t as usize];
+            let mut ready: f64 = 0.0;
+            for e in &stage.parents {
+                ready = ready.max(match e.kind {
+                    EdgeKind::AllToAll => stage_finish[e.stage as usize],
+                    EdgeKind::OneToOne => finish[(dag.stages[e.stage as usize].first + task.index) as usize],
+                });
+            }
+            finish[t as usize] = ready + task.duration;
+            stage_finish[s] = stage_finish[s].max(finish[t as usize]);
+        }
+        best = best.max(stage_finish[s]);
+    }
+    best
+}
+
+/// A bound that uses stage structure: barriers force whole stages to run one after another, and
+/// each stage needs at least its total work's worth of time.
+///
+/// Definitions (W(X) is the total-work bound of a task set X on the whole cluster):
+///
+/// * head(t), a lower bound on the start of task t in any feasible schedule: 0 for tasks without
+///   parents; otherwise the max over all-to-all parent stages p of F(p), and over one-to-one
+///   parents q of head(q) + dur(q). F(p), a lower bound on the end of p's last task, is
+///   max( max_{x in p} head(x) + dur(x), min_{x in p} head(x) + W(p) ).
+/// * tail(t), a lower bound on the time between t's end and the end of the schedule, is the
+///   mirror image over children (with G(c) = max( max_x dur(x) + tail(x), W(c) + min_x tail(x) )).
+///
+/// The bound is the max of (a) head(t) + dur(t) + tail(t) over tasks, (b) for each stage s,
+/// min head(s) + W(s) + min tail(s), and (c) for each head value h, h + W({t : head(t) >= h}).
+///
+/// Proof sketch. By induction in topological order, head(t) <= start(t) in every feasible
+/// schedule: an all-to-all parent stage p must have ended entirely, its tasks all start at or
+/// after min head(p) and need at least W(p) of time together (no schedule does more work per unit
+/// of time than the whole cluster's capacity), and each runs at least its duration after its own
+/// head; a one-to-one parent q ends no earlier than head(q) + dur(q). tail is the same argument
+/// run backwards from the schedule's end. Then (a) holds because t occupies [start, end] with at
+/// least tail(t) after it; (b) because every task of s runs inside [min head(s), makespan -
+/// min tail(s)] and their work needs W(s) of that window; (c) because all tasks with head >= h
+/// run inside [h, makespan]. (a) with the longest chain is at least the critical path, since
+/// head and tail are at least the plain path lengths, and (c) with h = 0 is the total work bound,
+/// so the result is never below max(critical path, total work).
+pub fn stage_aware(dag: &Dag, total: &ResVec) -> f64 {
+    let n = dag.len();
+    let ns = dag.stages.len();
+    let stage_work: Vec<f64> = dag.stages.iter().map(|s| work(dag, s.tasks(), total)).collect();
+    // Heads, in topological order.
+    let mut head = vec![0.0f64; n];
+    let mut fin = vec![0.0f64; ns];
+    for (s, stage) in dag.stages.iter().enumerate() {
+        let mut min_head = f64::INFINITY;
+        let mut max_end: f64 = 0.0;
+        for t in stage.tasks() {
+            let task = &dag.tasks[t as usize];
+            let mut h: f64 = 0.0;
+            for e in &stage.parents {
+                h = h.max(match e.kind {
+                    EdgeKind::AllToAll => fin[e.stage as usize],
+                    EdgeKind::OneToOne => {
+                        let q = (dag.stages[e.stage as usize].first + task.index) as usize;
+                        head[q] + dag.tasks[q].duration
+                    }
+                });
+            }
+            head[t as usize] = h;
+            min_head = min_head.min(h);
+            max_end = max_end.max(h + task.duration);
+        }
+        fin[s] = if stage.len == 0 { 0.0 } else { max_end.max(min_head + stage_work[s]) };
+    }
+    // Tails, in reverse topological order.
+    let mut tail = vec![0.0f64; n];
+    let mut gin = vec![0.0f64; ns];
+    for (s, stage) in dag.stages.iter().enumerate().rev() {
+        let mut min_tail = f64::INFINITY;
+        let mut max_len: f64 = 0.0;
+        for t in stage.tasks() {
+            let task = &dag.tasks[t as usize];
+            let mut q: f64 = 0.0;
+            for e in &stage.children {
+                q = q.max(match e.kind {
+                    EdgeKind::AllToAll => gin[e.stage as usize],
+                    EdgeKind::OneToOne => {
+                        let c = (dag.stages[e.stage as usize].first + task.index) as usize;
+                        tail[c] + dag.tasks[c].duration
+                    }
+                });
+            }
+            tail[t as usize] = q;
+            min_tail = min_tail.min(q);
+            max_len = max_len.max(task.duration + q);
+        }
+        gin[s] = if stage.len == 0 { 0.0 } else { max_len.max(min_tail + stage_work[s]) };
+    }
+    let mut bound: f64 = 0.0;
+    // (a) and (b)
+    for (s, stage) in dag.stages.iter().enumerate() {
+        if stage.len == 0 {
+            continue;
+        }
+        let mut min_head = f64::INFINITY;
+        let mut min_tail = f64::INFINITY;
+        for t in stage.tasks() {
+            let i = t as usize;
+            bound = bound.max(head[i] + dag.tasks[i].duration + tail[i]);
+            min_head = min_head.min(head[i]);
+            min_tail = min_tail.min(tail[i]);
+        }
+        bound = bound.max(min_head + stage_work[s] + min_tail);
+    }
+    // (c): sweep head values from the largest down, accumulating work.
+    let mut by_head: Vec<TaskId> = (0..n as TaskId).collect();
+    by_head.sort_by(|&a, &b| head[b as usize].total_cmp(&head[a as usize]));
+    let mut acc = ResVec::ZERO;
+    let mut i = 0;
+    while i < n {
+        let h = head[by_head[i] as usize];
+        while i < n && head[by_head[i] as usize] == h {
+            let task = &dag.tasks[by_head[i] as usize];
+            acc.add_assign(&task.demand.scale(task.duration));
+            i += 1;
+        }
+        let mut w: f64 = 0.0;
+        for r in 0..dag.dims() {
+            if total.0[r] > 0.0 {
+                w = w.max(acc.0[r] / total.0[r]);
+            }
+        }
+        bound = bound.max(h + w);
+    }
+    bound
+}

@@ -1,0 +1,11 @@
+//! Plain data: DAGs of stages and tasks, clusters of machines, schedules.
+
+mod cluster;
+mod dag;
+mod resources;
+mod schedule;
+
+pub use cluster::{Cluster, ClusterSpec, MachineGroup};
+pub use dag::{Dag, DagBuilder, EdgeKind, Stage, StageEdge, StageId, StageSpec, Task, TaskId, TaskSpec};
+pub use resources::{ResVec, CAPACITY_EPS, MAX_RESOURCES};
+pub use schedule::{Placement, Schedule};

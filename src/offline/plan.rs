@@ -1,0 +1,260 @@
+//! A partial schedule under construction: the resource-time space plus where each task went.
+//!
+//! Placement walks dependencies per stage: an all-to-all parent stage releases its children once,
+//! when its last task in the subset is placed, and a child's release time is the latest end of
+//! the parent stage (`stage_end`), so no pass ever expands |parent| x |child| task pairs.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use crate::model::{Dag, EdgeKind, Placement, ResVec, Schedule, TaskId};
+use crate::space::Space;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    Forward,
+    Backward,
+}
+
+impl Direction {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Direction::Forward => "forward",
+            Direction::Backward => "backward",
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct Plan<'a> {
+    dag: &'a Dag,
+    pub space: Space,
+    machine: Vec<u32>,
+    start: Vec<f64>,
+    end: Vec<f64>,
+    placed: Vec<bool>,
+    /// Latest end / earliest start over the placed tasks of each stage.
+    stage_end: Vec<f64>,
+    stage_start: Vec<f64>,
+}
+
+/// Ready-queue entry: highest key first, then lowest id, so placement is deterministic.
+#[derive(PartialEq)]
+struct Ready {
+    key: f64,
+    task: TaskId,
+}
+
+impl Eq for Ready {}
+
+impl PartialOrd for Ready {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Ready {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.key.total_cmp(&other.key).then_with(|| other.task.cmp(&self.task))
+    }
+}
+
+impl<'a> Plan<'a> {
+    pub fn new(dag: &'a Dag, caps: &[ResVec]) -> Plan<'a> {
+        let n = dag.len();
+        let s = dag.stages.len();
+        Plan {
+            dag,
+            space: Space::new(caps),
+            machine: vec![u32::MAX; n],
+            start: vec![f64::NAN; n],
+            end: vec![f64::NAN; n],
+            placed: vec![false; n],
+            stage_end: vec![f64::NEG_INFINITY; s],
+            stage_start: vec![f64::INFINITY; s],
+        }
+    }
+
+    pub fn makespan(&self) -> f64 {
+        self.space.makespan()
+    }
+
+    pub fn is_placed(&self, t: TaskId) -> bool {
+        self.placed[t as usize]
+    }
+
+    fn put(&mut self, t: TaskId, m: usize, start: f64) {
+        let task = &self.dag.tasks[t as usize];
+        let end = start + task.duration;
+        self.space.insert(m, start, end, &task.demand);
+        let i = t as usize;
+        self.machine[i] = m as u32;
+        self.start[i] = start;
+        self.end[i] = end;
+        self.placed[i] = true;
+        let s = task.stage as usize;
+        self.stage_end[s] = self.stage_end[s].max(end);
+        self.stage_start[s] = self.stage_start[s].min(start);
+    }
+
+    /// Latest end among the placed parents of `t`.
+    fn release(&self, t: TaskId) -> f64 {
+        let task = &self.dag.tasks[t as usize];
+        let mut r = f64::NEG_INFINITY;
+        for e in &self.dag.stages[task.stage as usize].parents {
+            let p = &self.dag.stages[e.stage as usize];
+            match e.kind {
+                EdgeKind::AllToAll => r = r.max(self.stage_end[e.stage as usize]),
+                EdgeKind::OneToOne => {
+                    let pt = (p.first + task.index) as usize;
+                    if self.placed[pt] {
+                        r = r.max(self.end[pt]);
+                    }
+                }
+            }
+        }
+        r
+    }
+
+    /// Earliest start among the placed children of `t`.
+    fn deadline(&self, t: TaskId) -> f64 {
+        let task = &self.dag.tasks[t as usize];
+        let mut d = f64::INFINITY;
+        for e in &self.dag.stages[task.stage as usize].children {
+            let c = &self.dag.stages[e.stage as usize];
+            match e.kind {
+                EdgeKind::AllToAll => d = d.min(self.stage_start[e.stage as usize]),
+                EdgeKind::OneToOne => {
+                    let ct = (c.first + task.index) as usize;
+                    if self.placed[ct] {
+                        d = d.min(self.start[ct]);
+                    }
+                }
+            }
+        }
+        d
+    }
+
+    /// Places the tasks of `subset` (all unplaced, `member[t]` true exactly for them).
+    ///
+    /// Forward: repeatedly the longest task whose parents in the subset are placed goes to the
+    /// earliest slot after its placed parents end (and not before the space's current start, so
+    /// that it fills holes rather than extending the schedule to the left). Backward is the
+    /// mirror image: the longest task whose children in the subset are placed goes to the latest
+    /// slot before its placed children start. Dependencies on tasks outside the subset that are
+    /// not placed yet are left to the later pass that places them, which runs in the direction
+    /// that respects them; that is what the subset orders guarantee.
+    pub fn place(&mut self, subset: &[TaskId], member: &[bool], dir: Direction) {
+        let dag = self.dag;
+        self.place_by(subset, member, dir, |t| dag.tasks[t as usize].duration);
+    }
+
+    /// Like [`Plan::place`], but the ready task with the highest `key` goes next (list
+    /// scheduling with an arbitrary priority; `place` uses the duration).
+    pub fn place_by(&mut self, subset: &[TaskId], member: &[bool], dir: Direction, key: impl Fn(TaskId) -> f64) {
+        if subset.is_empty() {
+            return;
+        }
+        let dag = self.dag;
+        let forward = dir == Direction::Forward;
+        let (floor, ceiling) = match self.space.span() {
+            Some((a, b)) => (a, b),
+            None => (0.0, 0.0),
+        };
+        // Unplaced subset members per stage; a stage "blocks" its dependants until it hits zero.
+        let mut remaining = vec![0u32; dag.stages.len()];
+        for &t in subset {
+            remaining[dag.tasks[t as usize].stage as usize] += 1;
+        }
+        let mut pending = vec![0u32; dag.len()];
+        let mut heap = BinaryHeap::with_capacity(subset.len());
+        for &t in subset {
+            let task = &dag.tasks[t as usize];
+            let stage = &dag.stages[task.stage as usize];
+            let edges = if forward { &stage.parents } else { &stage.children };
+            let mut count = 0u32;
+            for e in edges {
+                match e.kind {
+                    EdgeKind::AllToAll => {
+                        if remaining[e.stage as usize] > 0 {
+                            count += 1;
+                        }
+                    }
+                    EdgeKind::OneToOne => {
+                        let other = dag.stages[e.stage as usize].first + task.index;
+                        if member[other as usize] {
+                            count += 1;
+                        }
+                    }
+                }
+            }
+            if count == 0 {
+                heap.push(Ready { key: key(t), task: t });
+            } else {
+                pending[t as usize] = count;
+            }
+        }
+        let mut done = 0usize;
+        while let Some(Ready { task: t, .. }) = heap.pop() {
+            let task = &dag.tasks[t as usize];
+            if forward {
+                let release = self.release(t).max(floor);
+                let (m, s) = self.space.earliest(release, task.duration, &task.demand);
+                self.put(t, m, s);
+            } else {
+                let deadline = self.deadline(t).min(ceiling);
+                let (m, e) = self.space.latest(deadline, task.duration, &task.demand);
+                self.put(t, m, e - task.duration);
+            }
+            done += 1;
+            let stage = &dag.stages[task.stage as usize];
+            remaining[task.stage as usize] -= 1;
+            let stage_done = remaining[task.stage as usize] == 0;
+            let edges = if forward { &stage.children } else { &stage.parents };
+            let mut release = |x: TaskId, heap: &mut BinaryHeap<Ready>| {
+                let c = &mut pending[x as usize];
+                *c -= 1;
+                if *c == 0 {
+                    heap.push(Ready { key: key(x), task: x });
+                }
+            };
+            for e in edges {
+                let other = &dag.stages[e.stage as usize];
+                match e.kind {
+                    EdgeKind::AllToAll if stage_done => {
+                        for x in other.tasks() {
+                            if member[x as usize] {
+                                release(x, &mut heap);
+                            }
+                        }
+                    }
+                    EdgeKind::AllToAll => {}
+                    EdgeKind::OneToOne => {
+                        let x = other.first + task.index;
+                        if member[x as usize] {
+                            release(x, &mut heap);
+                        }
+                    }
+                }
+            }
+        }
+        debug_assert_eq!(done, subset.len(), "every subset member is placed");
+    }
+
+    /// The finished schedule, shifted to start at time 0.
+    pub fn into_schedule(self) -> Schedule {
+        let shift = self.space.span().map_or(0.0, |(a, _)| a);
+        let placements = (0..self.dag.len())
+            .map(|i| {
+                debug_assert!(self.placed[i]);
+                Placement {
+                    task: i as TaskId,
+                    machine: self.machine[i],
+                    start: self.start[i] - shift,
+                    end: self.end[i] - shift,
+                }
+            })
+            .collect();
+        Schedule { placements }
+    }
+}

@@ -1,0 +1,86 @@
+//! The search over candidate troublesome sets for one cut-free part of a DAG.
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::candidates::{candidates, CandidateStats};
+use super::orders::{place_split, Order};
+use super::plan::{Direction, Plan};
+use super::scores;
+use super::OfflineConfig;
+use crate::model::{Dag, ResVec, Schedule, TaskId};
+
+/// What the search chose for one part.
+#[derive(Clone, Debug, Serialize)]
+pub struct PartReport {
+    /// Task range of the part in the whole DAG.
+    pub first_task: TaskId,
+    pub tasks: usize,
+    pub makespan: f64,
+    /// True when the part skipped the search (no dependencies inside it).
+    pub bypassed: bool,
+    pub candidates_explored: usize,
+    #[serde(flatten)]
+    pub candidate_stats: CandidateStats,
+    pub long_threshold: Option<f64>,
+    pub frag_threshold: Option<f64>,
+    pub order: Option<Order>,
+    pub trouble_direction: Option<&'static str>,
+    /// Sizes of T, S, P, C in the chosen split.
+    pub subset_sizes: [usize; 4],
+    /// Stages with at least one troublesome task, by name.
+    pub trouble_stages: Vec<String>,
+}
+
+pub fn search_part(dag: &Dag, caps: &[ResVec], cfg: &OfflineConfig) -> (Schedule, PartReport) {
+    let mut report = PartReport {
+        first_task: 0,
+        tasks: dag.len(),
+        makespan: 0.0,
+        bypassed: false,
+        candidates_explored: 0,
+        candidate_stats: CandidateStats::default(),
+        long_threshold: None,
+        frag_threshold: None,
+        order: None,
+        trouble_direction: None,
+        subset_sizes: [0, dag.len(), 0, 0],
+        trouble_stages: Vec::new(),
+    };
+    if !dag.has_edges() || dag.len() <= 1 {
+        // Independent tasks: a troublesome set changes nothing but the packing order, which the
+        // longest-first greedy already chooses.
+        let mut plan = Plan::new(dag, caps);
+        let all: Vec<TaskId> = (0..dag.len() as TaskId).collect();
+        plan.place(&all, &vec![true; dag.len()], Direction::Forward);
+        report.bypassed = true;
+        report.candidates_explored = 1;
+        let schedule = plan.into_schedule();
+        report.makespan = schedule.makespan();
+        return (schedule, report);
+    }
+    let sc = scores::compute(dag, caps);
+    let (cands, stats) = candidates(dag, &sc, cfg.grid_step, cfg.max_trouble);
+    report.candidate_stats = stats;
+    report.candidates_explored = cands.len();
+    let results: Vec<_> = cands.par_iter().map(|c| place_split(dag, caps, &c.split)).collect();
+    // Most compact wins; ties go to the earlier candidate so that the result is deterministic.
+    let (best_i, _) = results
+        .iter()
+        .enumerate()
+        .min_by(|a, b| a.1.plan.makespan().total_cmp(&b.1.plan.makespan()).then(a.0.cmp(&b.0)))
+        .expect("the empty troublesome set is always a candidate");
+    let best = results.into_iter().nth(best_i).expect("index from enumerate");
+    let c = &cands[best_i];
+    report.long_threshold = c.long;
+    report.frag_threshold = c.frag;
+    report.order = Some(best.order);
+    report.trouble_direction = (!c.split.t.is_empty()).then(|| best.t_direction.as_str());
+    report.subset_sizes = [c.split.t.len(), c.split.s.len(), c.split.p.len(), c.split.c.len()];
+    let mut stages: Vec<u32> = c.split.t.iter().map(|&t| dag.tasks[t as usize].stage).collect();
+    stages.dedup();
+    report.trouble_stages = stages.iter().map(|&s| dag.stages[s as usize].name.clone()).collect();
+    let schedule = best.plan.into_schedule();
+    report.makespan = schedule.makespan();
+    (schedule, report)
+}

@@ -1,0 +1,190 @@
+//! An independent schedule checker.
+//!
+//! It shares nothing with the code that builds schedules except the DAG and cluster model: it
+//! reads task ids as text, recomputes every parent's end from the schedule itself and sweeps
+//! start/end events per machine to check capacity at every instant.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use serde::Deserialize;
+
+use crate::model::{Cluster, Dag, EdgeKind, Schedule, MAX_RESOURCES};
+
+/// Absolute and relative slack for comparing times computed by floating-point sums.
+const TIME_EPS: f64 = 1e-6;
+
+/// One scheduled task as a schedule file states it.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Entry {
+    pub id: String,
+    pub machine: i64,
+    pub start: f64,
+    pub end: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Violation {
+    UnknownTask { id: String },
+    Duplicate { id: String },
+    Missing { id: String },
+    NoSuchMachine { id: String, machine: i64, machines: usize },
+    BadTimes { id: String, start: f64, end: f64 },
+    TooShort { id: String, ran: f64, duration: f64 },
+    Dependency { parent: String, child: String, parent_end: f64, child_start: f64 },
+    Capacity { machine: usize, time: f64, resource: String, used: f64, capacity: f64 },
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Violation::UnknownTask { id } => write!(f, "task '{id}' is not in the DAG"),
+            Violation::Duplicate { id } => write!(f, "task '{id}' is scheduled more than once"),
+            Violation::Missing { id } => write!(f, "task '{id}' is not scheduled"),
+            Violation::NoSuchMachine { id, machine, machines } => {
+                write!(f, "task '{id}' runs on machine {machine}, but machines are 0..{}", machines.saturating_sub(1))
+            }
+            Violation::BadTimes { id, start, end } => {
+                write!(f, "task '{id}' has start {start} and end {end} (need finite times, 0 <= start <= end)")
+            }
+            Violation::TooShort { id, ran, duration } => {
+                write!(f, "task '{id}' runs for {ran} but its duration is {duration}")
+            }
+            Violation::Dependency { parent, child, parent_end, child_start } => write!(
+                f,
+                "task '{child}' starts at {child_start} before its parent '{parent}' ends at {parent_end}"
+            ),
+            Violation::Capacity { machine, time, resource, used, capacity } => write!(
+                f,
+                "machine {machine} at time {time}: {resource} in use {used} exceeds capacity {capacity}"
+            ),
+        }
+    }
+}
+
+/// Entries for a schedule held in memory, by task name, so that in-memory schedules go through
+/// exactly the same checks as files.
+pub fn entries_of(dag: &Dag, schedule: &Schedule) -> Vec<Entry> {
+    schedule
+        .placements
+        .iter()
+        .map(|p| Entry { id: dag.task_name(p.task), machine: p.machine as i64, start: p.start, end: p.end })
+        .collect()
+}
+
+pub fn validate_schedule(dag: &Dag, cluster: &Cluster, schedule: &Schedule) -> Vec<Violation> {
+    validate(dag, cluster, &entries_of(dag, schedule))
+}
+
+fn late(a: f64, b: f64) -> bool {
+    // a > b beyond rounding
+    a > b + TIME_EPS * (1.0 + b.abs())
+}
+
+/// Every violation of `entries` as a schedule of `dag` on `cluster` (empty when valid).
+pub fn validate(dag: &Dag, cluster: &Cluster, entries: &[Entry]) -> Vec<Violation> {
+    let mut out = Vec::new();
+    let n = dag.len();
+    let mut slot: Vec<Option<usize>> = vec![None; n];
+    for (i, e) in entries.iter().enumerate() {
+        let Some(t) = dag.task_by_name(&e.id) else {
+            out.push(Violation::UnknownTask { id: e.id.clone() });
+            continue;
+        };
+        if slot[t as usize].is_some() {
+            out.push(Violation::Duplicate { id: e.id.clone() });
+            continue;
+        }
+        if e.machine < 0 || e.machine as usize >= cluster.len() {
+            out.push(Violation::NoSuchMachine { id: e.id.clone(), machine: e.machine, machines: cluster.len() });
+            continue;
+        }
+        if !e.start.is_finite() || !e.end.is_finite() || e.start < -TIME_EPS || e.end < e.start {
+            out.push(Violation::BadTimes { id: e.id.clone(), start: e.start, end: e.end });
+            continue;
+        }
+        let d = dag.tasks[t as usize].duration;
+        if late(d, e.end - e.start) {
+            out.push(Violation::TooShort { id: e.id.clone(), ran: e.end - e.start, duration: d });
+        }
+        slot[t as usize] = Some(i);
+    }
+    for (t, s) in slot.iter().enumerate() {
+        if s.is_none() {
+            out.push(Violation::Missing { id: dag.task_name(t as u32) });
+        }
+    }
+    // Dependencies: each child against the latest-ending scheduled task of an all-to-all parent
+    // stage (which implies all the others) or against its one-to-one parent.
+    let entry = |t: u32| slot[t as usize].map(|i| &entries[i]);
+    let latest: Vec<Option<u32>> = dag
+        .stages
+        .iter()
+        .map(|s| s.tasks().filter(|&t| entry(t).is_some()).max_by(|&a, &b| entry(a).unwrap().end.total_cmp(&entry(b).unwrap().end)))
+        .collect();
+    for (t, task) in dag.tasks.iter().enumerate() {
+        let Some(child) = entry(t as u32) else { continue };
+        for e in &dag.stages[task.stage as usize].parents {
+            let parent = match e.kind {
+                EdgeKind::AllToAll => latest[e.stage as usize],
+                EdgeKind::OneToOne => Some(dag.stages[e.stage as usize].first + task.index),
+            };
+            let Some(p) = parent else { continue };
+            let Some(pe) = entry(p) else { continue };
+            if late(pe.end, child.start) {
+                out.push(Violation::Dependency {
+                    parent: pe.id.clone(),
+                    child: child.id.clone(),
+                    parent_end: pe.end,
+                    child_start: child.start,
+                });
+            }
+        }
+    }
+    // Capacity: sweep events per machine; at equal times ends come before starts.
+    let hard = cluster.hard_mask();
+    let mut by_machine: HashMap<usize, Vec<(f64, bool, u32)>> = HashMap::new();
+    for (t, s) in slot.iter().enumerate() {
+        if let Some(i) = s {
+            let e = &entries[*i];
+            if e.end > e.start {
+                let ev = by_machine.entry(e.machine as usize).or_default();
+                ev.push((e.start, true, t as u32));
+                ev.push((e.end, false, t as u32));
+            }
+        }
+    }
+    let mut machines: Vec<_> = by_machine.into_iter().collect();
+    machines.sort_by_key(|(m, _)| *m);
+    for (m, mut events) in machines {
+        events.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let cap = &cluster.machines[m];
+        let mut used = [0.0f64; MAX_RESOURCES];
+        let mut reported = [false; MAX_RESOURCES];
+        let mut i = 0;
+        while i < events.len() {
+            let time = events[i].0;
+            while i < events.len() && events[i].0 == time {
+                let (_, is_start, t) = events[i];
+                let d = &dag.tasks[t as usize].demand;
+                for r in 0..MAX_RESOURCES {
+                    used[r] += if is_start { d.0[r] } else { -d.0[r] };
+                }
+                i += 1;
+            }
+            for r in 0..dag.dims() {
+                if hard[r] && !reported[r] && used[r] > cap.0[r] * (1.0 + 1e-9) + 1e-9 {
+                    reported[r] = true;
+                    out.push(Violation::Capacity {
+                        machine: m,
+                        time,
+                        resource: dag.resources[r].clone(),
+                        used: used[r],
+                        capacity: cap.0[r],
+                    });
+                }
+            }
+        }
+    }
+    out
+}
