@@ -83,9 +83,11 @@ impl<'a> Plan<'a> {
         self.placed[t as usize]
     }
 
-    fn put(&mut self, t: TaskId, m: usize, start: f64) {
+    /// Records `t` on machine `m` over `[start, end)`. Callers pass both ends as computed by the
+    /// space query, never one of them recomputed from the duration: `(e - d) + d` need not equal
+    /// `e` in floating point, and that last-bit overlap with a neighbour would be a real overrun.
+    fn put(&mut self, t: TaskId, m: usize, start: f64, end: f64) {
         let task = &self.dag.tasks[t as usize];
-        let end = start + task.duration;
         self.space.insert(m, start, end, &task.demand);
         let i = t as usize;
         self.machine[i] = m as u32;
@@ -200,11 +202,11 @@ impl<'a> Plan<'a> {
             if forward {
                 let release = self.release(t).max(floor);
                 let (m, s) = self.space.earliest(release, task.duration, &task.demand);
-                self.put(t, m, s);
+                self.put(t, m, s, s + task.duration);
             } else {
                 let deadline = self.deadline(t).min(ceiling);
                 let (m, e) = self.space.latest(deadline, task.duration, &task.demand);
-                self.put(t, m, e - task.duration);
+                self.put(t, m, e - task.duration, e);
             }
             done += 1;
             let stage = &dag.stages[task.stage as usize];
