@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use crate::model::{Cluster, Dag, EdgeKind, ResVec, TaskId};
+use crate::model::{Cluster, Dag, EdgeKind, ResVec, TaskId, CAPACITY_EPS};
 
 #[derive(Clone, Copy, Debug, Serialize, PartialEq)]
 pub struct LowerBounds {
@@ -26,12 +26,48 @@ pub fn compute(dag: &Dag, cluster: &Cluster) -> LowerBounds {
     LowerBounds {
         critical_path: critical_path(dag),
         total_work: work(dag, 0..dag.len() as TaskId, &total),
-        stage_aware: stage_aware(dag, &total),
+        stage_aware: stage_aware(dag, &cluster.machines),
     }
 }
 
 fn work(dag: &Dag, tasks: impl IntoIterator<Item = TaskId>, total: &ResVec) -> f64 {
     crate::offline::twork(dag, tasks, total)
+}
+
+/// Work of a task set when tasks cannot be split across machines: the larger of the total-work
+/// bound and, for each resource r and demand level v, (sum of durations of the tasks demanding
+/// at least v of r) / (how many such tasks the machines can run at once, sum over machines of
+/// floor(capacity_r / v)). Sound because at any instant a machine holds at most that many of
+/// them on r. The capacity slack is the one the resource-time space allows.
+pub fn packed_work(dag: &Dag, tasks: &[TaskId], machines: &[ResVec], total: &ResVec) -> f64 {
+    let mut best = work(dag, tasks.iter().copied(), total);
+    let mut by_demand: Vec<(f64, f64)> = Vec::with_capacity(tasks.len());
+    for r in 0..dag.dims() {
+        by_demand.clear();
+        by_demand.extend(tasks.iter().map(|&t| {
+            let task = &dag.tasks[t as usize];
+            (task.demand.0[r], task.duration)
+        }));
+        by_demand.retain(|&(d, dur)| d > 0.0 && dur > 0.0);
+        by_demand.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let mut sum = 0.0;
+        let mut i = 0;
+        while i < by_demand.len() {
+            let v = by_demand[i].0;
+            while i < by_demand.len() && by_demand[i].0 == v {
+                sum += by_demand[i].1;
+                i += 1;
+            }
+            let slots: f64 = machines
+                .iter()
+                .map(|c| ((c.0[r] * (1.0 + CAPACITY_EPS) + CAPACITY_EPS) / v).floor())
+                .sum();
+            if slots >= 1.0 {
+                best = best.max(sum / slots);
+            }
+        }
+    }
+    best
 }
 
 /// Longest path of durations, one pass over tasks in id (= topological) order with per-stage
@@ -61,7 +97,9 @@ pub fn critical_path(dag: &Dag) -> f64 {
 /// A bound that uses stage structure: barriers force whole stages to run one after another, and
 /// each stage needs at least its total work's worth of time.
 ///
-/// Definitions (W(X) is the total-work bound of a task set X on the whole cluster):
+/// Definitions (W(X) is the packed-work bound of a task set X, [`packed_work`]: at least the
+/// total-work bound of X on the whole cluster, and more when X's tasks are too wide for several
+/// to share a machine):
 ///
 /// * head(t), a lower bound on the start of task t in any feasible schedule: 0 for tasks without
 ///   parents; otherwise the max over all-to-all parent stages p of F(p), and over one-to-one
@@ -71,23 +109,31 @@ pub fn critical_path(dag: &Dag) -> f64 {
 ///   mirror image over children (with G(c) = max( max_x dur(x) + tail(x), W(c) + min_x tail(x) )).
 ///
 /// The bound is the max of (a) head(t) + dur(t) + tail(t) over tasks, (b) for each stage s,
-/// min head(s) + W(s) + min tail(s), and (c) for each head value h, h + W({t : head(t) >= h}).
+/// min head(s) + W(s) + min tail(s), (c) for each head value h, h + TW({t : head(t) >= h}) with
+/// TW the plain total-work bound, and (d) W(all tasks).
 ///
 /// Proof sketch. By induction in topological order, head(t) <= start(t) in every feasible
 /// schedule: an all-to-all parent stage p must have ended entirely, its tasks all start at or
 /// after min head(p) and need at least W(p) of time together (no schedule does more work per unit
-/// of time than the whole cluster's capacity), and each runs at least its duration after its own
+/// of time than the whole cluster's capacity, nor runs more wide tasks at once than fit side by
+/// side on the machines), and each runs at least its duration after its own
 /// head; a one-to-one parent q ends no earlier than head(q) + dur(q). tail is the same argument
 /// run backwards from the schedule's end. Then (a) holds because t occupies [start, end] with at
 /// least tail(t) after it; (b) because every task of s runs inside [min head(s), makespan -
 /// min tail(s)] and their work needs W(s) of that window; (c) because all tasks with head >= h
-/// run inside [h, makespan]. (a) with the longest chain is at least the critical path, since
+/// run inside [h, makespan]; (d) because every task runs inside [0, makespan]. (a) with the
+/// longest chain is at least the critical path, since
 /// head and tail are at least the plain path lengths, and (c) with h = 0 is the total work bound,
 /// so the result is never below max(critical path, total work).
-pub fn stage_aware(dag: &Dag, total: &ResVec) -> f64 {
+pub fn stage_aware(dag: &Dag, machines: &[ResVec]) -> f64 {
+    let total = &machines.iter().fold(ResVec::ZERO, |a, c| a.add(c));
     let n = dag.len();
     let ns = dag.stages.len();
-    let stage_work: Vec<f64> = dag.stages.iter().map(|s| work(dag, s.tasks(), total)).collect();
+    let stage_work: Vec<f64> = dag
+        .stages
+        .iter()
+        .map(|s| packed_work(dag, &s.tasks().collect::<Vec<_>>(), machines, total))
+        .collect();
     // Heads, in topological order.
     let mut head = vec![0.0f64; n];
     let mut fin = vec![0.0f64; ns];
@@ -172,5 +218,6 @@ pub fn stage_aware(dag: &Dag, total: &ResVec) -> f64 {
         }
         bound = bound.max(h + w);
     }
-    bound
+    let all: Vec<TaskId> = (0..n as TaskId).collect();
+    bound.max(packed_work(dag, &all, machines, total))
 }
