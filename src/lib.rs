@@ -10,6 +10,9 @@
 //! * [`validate`]: an independent schedule checker.
 //! * [`output`]: schedule reports and atomic file writes.
 
+// Index loops over fixed resource arrays read better than zipped iterators here.
+#![allow(clippy::needless_range_loop, clippy::single_range_in_vec_init)]
+
 pub mod baselines;
 pub mod compare;
 pub mod error;

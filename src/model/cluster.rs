@@ -76,7 +76,7 @@ impl ClusterSpec {
             for (i, r) in resources.iter().enumerate() {
                 cap.0[i] = g.capacity.get(r).copied().unwrap_or(0.0);
             }
-            machines.extend(std::iter::repeat(cap).take(g.count));
+            machines.extend(std::iter::repeat_n(cap, g.count));
         }
         let mut overbook = [false; MAX_RESOURCES];
         for (i, r) in resources.iter().enumerate() {

@@ -25,7 +25,7 @@ const MAX_STAGES: usize = 20_000;
 /// Every later task has a parent task in a later stage, so it waits for everything before k too.
 pub fn parts(dag: &Dag) -> Vec<Range<usize>> {
     let s = dag.stages.len();
-    if s < 2 || s > MAX_STAGES {
+    if !(2..=MAX_STAGES).contains(&s) {
         return vec![0..s];
     }
     let mut first_missing = vec![0usize; s];
