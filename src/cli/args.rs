@@ -99,6 +99,10 @@ pub struct SearchArgs {
     /// Do not split DAGs at cuts.
     #[arg(long)]
     pub no_cuts: bool,
+    /// Placement keys tried for every candidate troublesome set: longest (the paper's rule),
+    /// path-length, or both (the more compact schedule wins).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "longest,path-length")]
+    pub placement: Vec<graphene::offline::PlacementKey>,
     /// Worker threads for the candidate search [default: all cores].
     #[arg(long, value_name = "K")]
     pub threads: Option<usize>,
@@ -112,7 +116,12 @@ impl SearchArgs {
         if !(0.0..=1.0).contains(&self.max_trouble) {
             return Err(Error::Usage(format!("--max-trouble {} must be in [0, 1]", self.max_trouble)));
         }
-        Ok(OfflineConfig { grid_step: self.grid_step, max_trouble: self.max_trouble, cuts: !self.no_cuts })
+        if self.placement.is_empty() {
+            return Err(Error::Usage("--placement needs at least one key".into()));
+        }
+        let mut keys = self.placement.clone();
+        keys.dedup();
+        Ok(OfflineConfig { grid_step: self.grid_step, max_trouble: self.max_trouble, cuts: !self.no_cuts, keys })
     }
 
     /// Runs `f` inside a thread pool of the requested size.

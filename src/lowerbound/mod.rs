@@ -70,28 +70,9 @@ pub fn packed_work(dag: &Dag, tasks: &[TaskId], machines: &[ResVec], total: &Res
     best
 }
 
-/// Longest path of durations, one pass over tasks in id (= topological) order with per-stage
-/// maxima standing in for all-to-all parents.
+/// Longest path of durations.
 pub fn critical_path(dag: &Dag) -> f64 {
-    let mut finish = vec![0.0f64; dag.len()];
-    let mut stage_finish = vec![0.0f64; dag.stages.len()];
-    let mut best: f64 = 0.0;
-    for (s, stage) in dag.stages.iter().enumerate() {
-        for t in stage.tasks() {
-            let task = &dag.tasks[t as usize];
-            let mut ready: f64 = 0.0;
-            for e in &stage.parents {
-                ready = ready.max(match e.kind {
-                    EdgeKind::AllToAll => stage_finish[e.stage as usize],
-                    EdgeKind::OneToOne => finish[(dag.stages[e.stage as usize].first + task.index) as usize],
-                });
-            }
-            finish[t as usize] = ready + task.duration;
-            stage_finish[s] = stage_finish[s].max(finish[t as usize]);
-        }
-        best = best.max(stage_finish[s]);
-    }
-    best
+    crate::model::paths::top_levels(dag).into_iter().fold(0.0, f64::max)
 }
 
 /// A bound that uses stage structure: barriers force whole stages to run one after another, and

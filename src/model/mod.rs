@@ -2,6 +2,7 @@
 
 mod cluster;
 mod dag;
+pub mod paths;
 mod resources;
 mod schedule;
 

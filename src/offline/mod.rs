@@ -21,7 +21,7 @@ use serde::Serialize;
 
 pub use cuts::parts as cut_parts;
 pub use orders::Order;
-pub use plan::{Direction, Plan};
+pub use plan::{Direction, Keys, PlacementKey, Plan};
 pub use scores::{exec_time, twork};
 pub use search::PartReport;
 pub use subsets::{reach, split, Part, Split};
@@ -36,11 +36,18 @@ pub struct OfflineConfig {
     pub max_trouble: f64,
     /// Split the DAG at cuts and search each part on its own.
     pub cuts: bool,
+    /// Placement keys tried for every candidate (the most compact result wins).
+    pub keys: Vec<PlacementKey>,
 }
 
 impl Default for OfflineConfig {
     fn default() -> Self {
-        OfflineConfig { grid_step: 0.1, max_trouble: 0.75, cuts: true }
+        OfflineConfig {
+            grid_step: 0.1,
+            max_trouble: 0.75,
+            cuts: true,
+            keys: vec![PlacementKey::Longest, PlacementKey::PathLength],
+        }
     }
 }
 

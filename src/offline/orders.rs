@@ -1,6 +1,6 @@
 //! Placing one candidate split: T first, then the four dead-end-free subset orders.
 
-use super::plan::{Direction, Plan};
+use super::plan::{Direction, Keys, Plan};
 use super::subsets::{Part, Split};
 use crate::model::{Dag, ResVec};
 
@@ -45,13 +45,13 @@ fn better<'a, T>(a: (Plan<'a>, T), b: (Plan<'a>, T)) -> (Plan<'a>, T) {
     }
 }
 
-fn placed<'a>(mut plan: Plan<'a>, subset: &[u32], mask: &[bool], dir: Direction) -> Plan<'a> {
-    plan.place(subset, mask, dir);
+fn placed<'a>(mut plan: Plan<'a>, subset: &[u32], mask: &[bool], dir: Direction, keys: &Keys) -> Plan<'a> {
+    plan.place(subset, mask, dir, keys);
     plan
 }
 
 /// Places `split` and returns the most compact of the four orders.
-pub fn place_split<'a>(dag: &'a Dag, caps: &[ResVec], split: &Split) -> Placed<'a> {
+pub fn place_split<'a>(dag: &'a Dag, caps: &[ResVec], split: &Split, keys: &Keys) -> Placed<'a> {
     use Direction::{Backward as B, Forward as F};
     let masks = [Part::T, Part::S, Part::P, Part::C].map(|p| split.mask(p));
     let [mt, ms, mp, mc] = &masks;
@@ -59,19 +59,19 @@ pub fn place_split<'a>(dag: &'a Dag, caps: &[ResVec], split: &Split) -> Placed<'
     let (base, t_direction) = if split.t.is_empty() {
         (empty, F)
     } else {
-        better((placed(empty.clone(), &split.t, mt, F), F), (placed(empty, &split.t, mt, B), B))
+        better((placed(empty.clone(), &split.t, mt, F, keys), F), (placed(empty, &split.t, mt, B, keys), B))
     };
     // S next, in either direction: nothing adjacent to S is placed yet.
-    let (ts, _) = better((placed(base.clone(), &split.s, ms, F), F), (placed(base.clone(), &split.s, ms, B), B));
-    let mut best = (placed(placed(ts.clone(), &split.c, mc, F), &split.p, mp, B), Order::Tscp);
+    let (ts, _) = better((placed(base.clone(), &split.s, ms, F, keys), F), (placed(base.clone(), &split.s, ms, B, keys), B));
+    let mut best = (placed(placed(ts.clone(), &split.c, mc, F, keys), &split.p, mp, B, keys), Order::Tscp);
     if !split.p.is_empty() && !split.c.is_empty() {
-        best = better(best, (placed(placed(ts, &split.p, mp, B), &split.c, mc, F), Order::Tspc));
+        best = better(best, (placed(placed(ts, &split.p, mp, B, keys), &split.c, mc, F, keys), Order::Tspc));
     }
     if !split.t.is_empty() && !split.s.is_empty() && (!split.p.is_empty() || !split.c.is_empty()) {
-        let tp = placed(base.clone(), &split.p, mp, B);
-        best = better(best, (placed(placed(tp, &split.s, ms, F), &split.c, mc, F), Order::Tpsc));
-        let tc = placed(base, &split.c, mc, F);
-        best = better(best, (placed(placed(tc, &split.s, ms, B), &split.p, mp, B), Order::Tcsp));
+        let tp = placed(base.clone(), &split.p, mp, B, keys);
+        best = better(best, (placed(placed(tp, &split.s, ms, F, keys), &split.c, mc, F, keys), Order::Tpsc));
+        let tc = placed(base, &split.c, mc, F, keys);
+        best = better(best, (placed(placed(tc, &split.s, ms, B, keys), &split.p, mp, B, keys), Order::Tcsp));
     }
     Placed { plan: best.0, order: best.1, t_direction }
 }

@@ -25,6 +25,40 @@ impl Direction {
     }
 }
 
+/// Which ready task a placement pass takes next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlacementKey {
+    /// The paper's rule: the longest ready task.
+    Longest,
+    /// The ready task with the longest path through it to the end of the DAG (forward) or from
+    /// its start (backward): the same greedy, but aware of what waits behind a task.
+    PathLength,
+}
+
+/// Per-task priorities for forward and backward passes, computed once per DAG and key.
+pub struct Keys {
+    pub key: PlacementKey,
+    pub forward: Vec<f64>,
+    pub backward: Vec<f64>,
+}
+
+impl Keys {
+    pub fn new(dag: &Dag, key: PlacementKey) -> Keys {
+        match key {
+            PlacementKey::Longest => {
+                let d: Vec<f64> = dag.tasks.iter().map(|t| t.duration).collect();
+                Keys { key, forward: d.clone(), backward: d }
+            }
+            PlacementKey::PathLength => Keys {
+                key,
+                forward: crate::model::paths::bottom_levels(dag),
+                backward: crate::model::paths::top_levels(dag),
+            },
+        }
+    }
+}
+
 #[derive(Clone)]
 pub struct Plan<'a> {
     dag: &'a Dag,
@@ -139,20 +173,23 @@ impl<'a> Plan<'a> {
 
     /// Places the tasks of `subset` (all unplaced, `member[t]` true exactly for them).
     ///
-    /// Forward: repeatedly the longest task whose parents in the subset are placed goes to the
+    /// Forward: repeatedly the longest task (or the one first by `keys`) whose parents in the subset are placed goes to the
     /// earliest slot after its placed parents end (and not before the space's current start, so
     /// that it fills holes rather than extending the schedule to the left). Backward is the
     /// mirror image: the longest task whose children in the subset are placed goes to the latest
     /// slot before its placed children start. Dependencies on tasks outside the subset that are
     /// not placed yet are left to the later pass that places them, which runs in the direction
     /// that respects them; that is what the subset orders guarantee.
-    pub fn place(&mut self, subset: &[TaskId], member: &[bool], dir: Direction) {
-        let dag = self.dag;
-        self.place_by(subset, member, dir, |t| dag.tasks[t as usize].duration);
+    pub fn place(&mut self, subset: &[TaskId], member: &[bool], dir: Direction, keys: &Keys) {
+        let key = match dir {
+            Direction::Forward => &keys.forward,
+            Direction::Backward => &keys.backward,
+        };
+        self.place_by(subset, member, dir, |t| key[t as usize]);
     }
 
-    /// Like [`Plan::place`], but the ready task with the highest `key` goes next (list
-    /// scheduling with an arbitrary priority; `place` uses the duration).
+    /// Like [`Plan::place`], with an arbitrary priority: the ready task with the highest `key`
+    /// goes next (list scheduling).
     pub fn place_by(&mut self, subset: &[TaskId], member: &[bool], dir: Direction, key: impl Fn(TaskId) -> f64) {
         if subset.is_empty() {
             return;

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::candidates::{candidates, CandidateStats};
 use super::orders::{place_split, Order};
-use super::plan::{Direction, Plan};
+use super::plan::{Direction, Keys, PlacementKey, Plan};
 use super::scores;
 use super::OfflineConfig;
 use crate::model::{Dag, ResVec, Schedule, TaskId};
@@ -25,6 +25,8 @@ pub struct PartReport {
     pub long_threshold: Option<f64>,
     pub frag_threshold: Option<f64>,
     pub order: Option<Order>,
+    /// The placement key of the chosen schedule.
+    pub placement_key: Option<PlacementKey>,
     pub trouble_direction: Option<&'static str>,
     /// Sizes of T, S, P, C in the chosen split.
     pub subset_sizes: [usize; 4],
@@ -43,6 +45,7 @@ pub fn search_part(dag: &Dag, caps: &[ResVec], cfg: &OfflineConfig) -> (Schedule
         long_threshold: None,
         frag_threshold: None,
         order: None,
+        placement_key: None,
         trouble_direction: None,
         subset_sizes: [0, dag.len(), 0, 0],
         trouble_stages: Vec::new(),
@@ -52,7 +55,7 @@ pub fn search_part(dag: &Dag, caps: &[ResVec], cfg: &OfflineConfig) -> (Schedule
         // longest-first greedy already chooses.
         let mut plan = Plan::new(dag, caps);
         let all: Vec<TaskId> = (0..dag.len() as TaskId).collect();
-        plan.place(&all, &vec![true; dag.len()], Direction::Forward);
+        plan.place(&all, &vec![true; dag.len()], Direction::Forward, &Keys::new(dag, PlacementKey::Longest));
         report.bypassed = true;
         report.candidates_explored = 1;
         let schedule = plan.into_schedule();
@@ -63,15 +66,19 @@ pub fn search_part(dag: &Dag, caps: &[ResVec], cfg: &OfflineConfig) -> (Schedule
     let (cands, stats) = candidates(dag, &sc, cfg.grid_step, cfg.max_trouble);
     report.candidate_stats = stats;
     report.candidates_explored = cands.len();
-    let results: Vec<_> = cands.par_iter().map(|c| place_split(dag, caps, &c.split)).collect();
-    // Most compact wins; ties go to the earlier candidate so that the result is deterministic.
+    let keys: Vec<Keys> = cfg.keys.iter().map(|&k| Keys::new(dag, k)).collect();
+    let jobs: Vec<(usize, usize)> = (0..cands.len()).flat_map(|c| (0..keys.len()).map(move |k| (c, k))).collect();
+    let results: Vec<_> = jobs.par_iter().map(|&(c, k)| place_split(dag, caps, &cands[c].split, &keys[k])).collect();
+    // Most compact wins; ties go to the earlier job so that the result is deterministic.
     let (best_i, _) = results
         .iter()
         .enumerate()
         .min_by(|a, b| a.1.plan.makespan().total_cmp(&b.1.plan.makespan()).then(a.0.cmp(&b.0)))
         .expect("the empty troublesome set is always a candidate");
     let best = results.into_iter().nth(best_i).expect("index from enumerate");
-    let c = &cands[best_i];
+    let (ci, ki) = jobs[best_i];
+    let c = &cands[ci];
+    report.placement_key = Some(keys[ki].key);
     report.long_threshold = c.long;
     report.frag_threshold = c.frag;
     report.order = Some(best.order);
