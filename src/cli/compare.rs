@@ -44,38 +44,38 @@ pub fn run(a: Args) -> Result<i32> {
     let spec = a.cluster.spec()?;
     let text = !a.json && !a.csv;
     if text {
-        println!("{:<32} {:>7} {:<15} {:>14} {:>8} {:>11}", "dag", "tasks", "scheduler", "makespan", "ratio", "time_ms");
+        outln!("{:<32} {:>7} {:<15} {:>14} {:>8} {:>11}", "dag", "tasks", "scheduler", "makespan", "ratio", "time_ms")?;
     }
     let rows = a.search.in_pool(|| {
         compare(&dags, &spec, &schedulers, &cfg, a.input.seed, |r: &Row| {
             if text {
-                println!(
+                outln!(
                     "{:<32} {:>7} {:<15} {:>14.3} {:>8.4} {:>11.2}",
                     r.dag, r.tasks, r.scheduler, r.makespan, r.ratio, r.elapsed_ms
-                );
+                )?;
             }
         })
     })??;
     let summary = summarize(&rows, &schedulers);
     if a.json {
         let v = serde_json::json!({ "rows": rows, "summary": summary });
-        println!("{}", serde_json::to_string_pretty(&v).expect("serializable"));
+        outln!("{}", serde_json::to_string_pretty(&v).expect("serializable"))?;
     } else if a.csv {
-        println!("dag,tasks,scheduler,makespan,lower_bound,ratio,elapsed_ms");
+        outln!("dag,tasks,scheduler,makespan,lower_bound,ratio,elapsed_ms")?;
         for r in &rows {
-            println!(
+            outln!(
                 "{},{},{},{},{},{},{}",
                 r.dag, r.tasks, r.scheduler, r.makespan, r.lower_bound, r.ratio, r.elapsed_ms
-            );
+            )?;
         }
     } else {
-        println!();
-        println!("{:<15} {:>6} {:>13} {:>10} {:>11} {:>6}", "scheduler", "dags", "median_ratio", "p90_ratio", "mean_ratio", "best");
+        outln!("")?;
+        outln!("{:<15} {:>6} {:>13} {:>10} {:>11} {:>6}", "scheduler", "dags", "median_ratio", "p90_ratio", "mean_ratio", "best")?;
         for s in &summary {
-            println!(
+            outln!(
                 "{:<15} {:>6} {:>13.4} {:>10.4} {:>11.4} {:>6}",
                 s.scheduler, s.dags, s.median_ratio, s.p90_ratio, s.mean_ratio, s.best_count
-            );
+            )?;
         }
     }
     Ok(0)

@@ -34,13 +34,13 @@ pub fn run(a: Args) -> Result<i32> {
             "lower_bounds": lb,
             "best": lb.best(),
         });
-        println!("{}", serde_json::to_string_pretty(&v).expect("serializable"));
+        outln!("{}", serde_json::to_string_pretty(&v).expect("serializable"))?;
     } else {
-        println!("{}: {} tasks on {} machines", dag.name, dag.len(), cluster.len());
-        println!("critical_path {:.6}", lb.critical_path);
-        println!("total_work    {:.6}", lb.total_work);
-        println!("stage_aware   {:.6}", lb.stage_aware);
-        println!("best          {:.6}", lb.best());
+        outln!("{}: {} tasks on {} machines", dag.name, dag.len(), cluster.len())?;
+        outln!("critical_path {:.6}", lb.critical_path)?;
+        outln!("total_work    {:.6}", lb.total_work)?;
+        outln!("stage_aware   {:.6}", lb.stage_aware)?;
+        outln!("best          {:.6}", lb.best())?;
     }
     Ok(0)
 }

@@ -1,5 +1,14 @@
 //! Flags, parsed once into validated settings, and the glue from them to library calls.
 
+/// `println!` that reports a closed standard output as an error instead of panicking, so
+/// `graphene ... | head` ends quietly.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+
 mod args;
 mod build;
 mod compare;
@@ -39,6 +48,7 @@ pub fn run() -> i32 {
     };
     match result {
         Ok(code) => code,
+        Err(graphene::Error::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
         Err(e) => {
             eprintln!("error: {e}");
             1

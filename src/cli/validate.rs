@@ -31,12 +31,12 @@ pub fn run(a: Args) -> Result<i32> {
     let violations = validate(&dag, &cluster, &file.tasks);
     if violations.is_empty() {
         let makespan = file.tasks.iter().map(|t| t.end).fold(0.0, f64::max);
-        println!(
+        outln!(
             "valid: {} tasks of {} on {} machines, makespan {makespan}",
             file.tasks.len(),
             dag.name,
             cluster.len()
-        );
+        )?;
         return Ok(0);
     }
     eprintln!("{}: {} violation(s) against {}:", a.schedule.display(), violations.len(), a.dag.display());
