@@ -100,7 +100,7 @@ pub fn summarize(rows: &[Row], schedulers: &[Scheduler]) -> Vec<SchedulerSummary
                 .filter(|r| {
                     rows.iter()
                         .filter(|o| o.dag == r.dag)
-                        .all(|o| r.makespan <= o.makespan * (1.0 + 1e-12))
+                        .all(|o| r.makespan <= o.makespan * (1.0 + 1e-9))
                 })
                 .count();
             SchedulerSummary {
