@@ -201,3 +201,199 @@ fn mix(mut z: u64) -> u64 {
 fn rng_for(seed: u64, dag: &str, kind: &str, name: &str) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(mix(seed.wrapping_add(0x9e37_79b9_7f4a_7c15)) ^ fnv1a(&[dag, kind, name]))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::{tpch, wfcommons};
+    use crate::model::{ClusterSpec, DagBuilder, EdgeKind, ResVec, StageSpec, TaskSpec};
+
+    /// A file of the shared data set that CI keeps beside the repository.
+    fn shared(rel: &str) -> String {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data").join(rel);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            panic!("cannot read {} ({e}); these tests need the shared data set checked out beside the repository", path.display())
+        })
+    }
+
+    fn tpch_2g() -> Vec<Dag> {
+        tpch::parse(&shared("decima-tpch/json/tpch-2g.json"), "t", None, 20).unwrap()
+    }
+
+    fn q6() -> Dag {
+        tpch::parse(include_str!("../../tests/data/tpch-2g-q6.json"), "t", None, 20).unwrap().remove(0)
+    }
+
+    fn demands(dag: &Dag) -> Vec<ResVec> {
+        dag.tasks.iter().map(|t| t.demand).collect()
+    }
+
+    /// Demands keyed by stage name and task index, whatever the stage order.
+    fn by_name(dag: &Dag) -> std::collections::BTreeMap<String, ResVec> {
+        (0..dag.len() as u32).map(|t| (dag.task_name(t), dag.tasks[t as usize].demand)).collect()
+    }
+
+    #[test]
+    fn names_resolve_and_defaults_follow_the_format() {
+        for name in Profile::NAMES {
+            assert_eq!(Profile::by_name(name).unwrap().name(), name);
+        }
+        assert_eq!(Profile::by_name("Mixed").unwrap(), Profile::Mixed);
+        let e = Profile::by_name("tetris").unwrap_err().to_string();
+        assert!(e.contains("'tetris'") && e.contains("none, mixed, cpu-mem, uniform"), "{e}");
+        assert_eq!(Profile::default_for(Format::Tpch), Profile::Mixed);
+        assert_eq!(Profile::default_for(Format::Wfcommons), Profile::Mixed);
+        assert_eq!(Profile::default_for(Format::Native), Profile::Keep);
+    }
+
+    #[test]
+    fn same_seed_same_demands_other_seed_other_demands() {
+        let dag = q6();
+        let a = Profile::Mixed.apply(&dag, 7);
+        let b = Profile::Mixed.apply(&dag, 7);
+        let c = Profile::Mixed.apply(&dag, 8);
+        assert_eq!(demands(&a), demands(&b));
+        assert_ne!(demands(&a), demands(&c));
+        // Structure and durations are untouched.
+        assert_eq!(a.stages.len(), dag.stages.len());
+        assert!(a.tasks.iter().zip(&dag.tasks).all(|(x, y)| x.duration == y.duration && x.stage == y.stage));
+        // Pinned values: a change here silently changes every experiment's inputs, so it must be
+        // deliberate (a new rand or rand_chacha major version, or a new draw order).
+        let close = |x: &[f64], y: &[f64]| x.iter().zip(y).all(|(a, b)| (a - b).abs() < 1e-9);
+        assert!(close(&a.tasks[0].demand.0[..4], &[1.0, 1.9823364833070036, 103.02057348353225, 11.041428174215262]));
+        assert!(close(&a.tasks[12].demand.0[..4], &[4.0, 15.046825830821412, 35.83385144073236, 364.57610437120013]));
+    }
+
+    #[test]
+    fn demands_do_not_depend_on_stage_order() {
+        let stage = |name: &str, parents: &[&str]| StageSpec {
+            name: name.into(),
+            group: None,
+            tasks: vec![TaskSpec { duration: 1.0, demand: ResVec::from_slice(&[1.0]) }; 3],
+            parents: parents.iter().map(|p| (p.to_string(), EdgeKind::AllToAll)).collect(),
+        };
+        let build = |order: &[(&str, &[&str])]| {
+            let mut b = DagBuilder::new("job", crate::formats::native::default_resources());
+            for (n, p) in order {
+                b.stage(stage(n, p));
+            }
+            b.build().unwrap()
+        };
+        let x = build(&[("scan", &[]), ("load", &[]), ("join", &["scan", "load"])]);
+        let y = build(&[("load", &[]), ("scan", &[]), ("join", &["load", "scan"])]);
+        assert_ne!(x.stages[0].name, y.stages[0].name);
+        for p in [Profile::Mixed, Profile::CpuMem] {
+            assert_eq!(by_name(&p.apply(&x, 3)), by_name(&p.apply(&y, 3)));
+        }
+    }
+
+    #[test]
+    fn mixed_demands_fit_the_default_machine_and_follow_the_ranges() {
+        let machine = ResVec::from_slice(&[16.0, 64.0, 200.0, 1250.0]);
+        let mut seen_cores = std::collections::BTreeSet::new();
+        for dag in tpch_2g() {
+            let d = Profile::Mixed.apply(&dag, 1);
+            for s in &d.stages {
+                let tasks: Vec<_> = s.tasks().map(|t| d.tasks[t as usize].demand.0).collect();
+                let cpu = tasks[0][0];
+                seen_cores.insert(cpu as u32);
+                for v in &tasks {
+                    assert!(ResVec(*v).fits_in(&machine), "{} {:?}", d.name, v);
+                    // Alike tasks: the same cores, mem within the jitter of cores x U(1,6).
+                    assert_eq!(v[0], cpu);
+                    assert!(v[1] >= cpu * 0.9 && v[1] <= cpu * 6.0 * 1.1, "{v:?}");
+                    if s.parents.is_empty() {
+                        assert!(v[2] >= 18.0 && v[2] <= 132.0 && v[3] <= 33.0, "source {v:?}");
+                    } else {
+                        assert!(v[2] <= 44.0 && v[3] >= 45.0 && v[3] <= 440.0, "reader {v:?}");
+                    }
+                }
+                // Alike but not identical.
+                if tasks.len() > 1 {
+                    assert!(tasks.iter().any(|v| v[1] != tasks[0][1]));
+                    let spread = tasks.iter().map(|v| v[3]).fold(0.0, f64::max)
+                        / tasks.iter().map(|v| v[3]).fold(f64::INFINITY, f64::min);
+                    assert!(spread <= 1.1 / 0.9 + 1e-9, "{spread}");
+                }
+            }
+            // The whole DAG fits a default cluster.
+            let cluster = ClusterSpec::uniform(10, ClusterSpec::default_capacity()).resolve(&d.resources).unwrap();
+            cluster.check_fits(&d).unwrap();
+        }
+        assert_eq!(seen_cores.into_iter().collect::<Vec<_>>(), [1, 2, 4]);
+    }
+
+    #[test]
+    fn wfcommons_task_types_share_a_base_vector() {
+        let dag = wfcommons::parse(&shared("wfcommons-generated/montage-1000-seed42.json"), "m").unwrap();
+        let d = Profile::Mixed.apply(&dag, 0);
+        let cluster = ClusterSpec::uniform(50, ClusterSpec::default_capacity()).resolve(&d.resources).unwrap();
+        cluster.check_fits(&d).unwrap();
+        for g in 0..d.groups.len() as u32 {
+            let cores: std::collections::BTreeSet<u64> = d
+                .stages
+                .iter()
+                .filter(|s| s.group == g)
+                .map(|s| d.tasks[s.first as usize].demand.0[0] as u64)
+                .collect();
+            assert_eq!(cores.len(), 1, "group {}", d.groups[g as usize]);
+        }
+        // Same file, different stem: the draws hang on the DAG name from the file.
+        let again = Profile::Mixed.apply(&wfcommons::parse(&shared("wfcommons-generated/montage-1000-seed42.json"), "other").unwrap(), 0);
+        assert_eq!(demands(&d), demands(&again));
+    }
+
+    #[test]
+    fn mixed_keeps_cores_and_memory_the_file_gives() {
+        let text = r#"{"name":"w","schemaVersion":"1.6","workflow":{
+            "specification":{"tasks":[
+                {"name":"big","id":"b","parents":[],"children":[]},
+                {"name":"huge","id":"h","parents":[],"children":[]},
+                {"name":"small","id":"s","parents":[],"children":[]}]},
+            "execution":{"tasks":[
+                {"id":"b","runtimeInSeconds":1,"coreCount":8,"memoryInBytes":5000000000},
+                {"id":"h","runtimeInSeconds":1,"coreCount":64,"memoryInBytes":900000000000},
+                {"id":"s","runtimeInSeconds":1,"coreCount":1}]}}}"#;
+        let dag = wfcommons::parse(text, "w").unwrap();
+        let d = Profile::Mixed.apply(&dag, 0);
+        let v = |id: &str| d.tasks[d.stage_by_name(id).unwrap() as usize].demand.0;
+        assert_eq!(v("b")[..2], [8.0, 5.0]);
+        // Capped at one default machine.
+        assert_eq!(v("h")[..2], [16.0, 64.0]);
+        assert!(v("s")[1] > 0.0 && v("s")[2] > 0.0);
+        assert!([1.0, 2.0, 4.0].contains(&v("s")[0]));
+        // `none` keeps everything as read.
+        assert_eq!(demands(&Profile::Keep.apply(&dag, 0)), demands(&dag));
+    }
+
+    #[test]
+    fn cpu_mem_matches_mixed_without_bandwidth_and_uniform_is_flat() {
+        for dag in tpch_2g().iter().take(5) {
+            let mixed = Profile::Mixed.apply(dag, 11);
+            let cm = Profile::CpuMem.apply(dag, 11);
+            for (m, c) in mixed.tasks.iter().zip(&cm.tasks) {
+                assert_eq!(m.demand.0[..2], c.demand.0[..2]);
+                assert_eq!(c.demand.0[2..4], [0.0, 0.0]);
+            }
+            let u = Profile::Uniform.apply(&mixed, 11);
+            assert!(u.tasks.iter().all(|t| t.demand.0[..4] == [1.0, 2.0, 0.0, 0.0]));
+        }
+    }
+
+    #[test]
+    fn profiles_only_touch_resources_the_dag_names() {
+        let mut b = DagBuilder::new("g", vec!["gpu".into(), "cpu".into()]);
+        b.stage(StageSpec {
+            name: "train".into(),
+            group: None,
+            tasks: vec![TaskSpec { duration: 2.0, demand: ResVec::from_slice(&[1.0, 1.0]) }; 2],
+            parents: vec![],
+        });
+        let dag = b.build().unwrap();
+        for p in [Profile::Mixed, Profile::Uniform] {
+            let d = p.apply(&dag, 5);
+            assert!(d.tasks.iter().all(|t| t.demand.0[0] == 1.0 && t.demand.0[2..].iter().all(|&x| x == 0.0)));
+            assert!([1.0, 2.0, 4.0].contains(&d.tasks[0].demand.0[1]));
+        }
+    }
+}

@@ -194,3 +194,145 @@ fn stage_samples<'a>(s: &'a StageFile, executors: u32, at: &str) -> Result<Vec<f
     }
     Err(Error::field(at, "no duration samples at any executor count"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file of the shared data set that CI keeps beside the repository.
+    fn shared(rel: &str) -> String {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data").join(rel);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            panic!("cannot read {} ({e}); these tests need the shared data set checked out beside the repository", path.display())
+        })
+    }
+
+    const Q6: &str = include_str!("../../tests/data/tpch-2g-q6.json");
+
+    fn durations(dag: &Dag, stage: &str) -> Vec<f64> {
+        let s = &dag.stages[dag.stage_by_name(stage).unwrap() as usize];
+        s.tasks().map(|t| dag.tasks[t as usize].duration).collect()
+    }
+
+    /// Query 3 of a 1g file with one stage holding the given duration lists.
+    fn one_stage(num_tasks: u32, waves: &str) -> String {
+        format!(r#"{{"input_size":"1g","queries":[{{"query":3,"num_stages":1,"edges":[],
+            "stages":[{{"stage":0,"num_tasks":{num_tasks},{waves}}}]}}]}}"#)
+    }
+
+    #[test]
+    fn q6_2g_has_two_stages_of_12_and_1_tasks() {
+        let dags = parse(&shared("decima-tpch/json/tpch-2g.json"), "tpch-2g", Some(6), 20).unwrap();
+        assert_eq!(dags.len(), 1);
+        let dag = &dags[0];
+        assert_eq!(dag.name, "tpch-2g-q6");
+        assert_eq!(dag.stages.iter().map(|s| (s.name.as_str(), s.len)).collect::<Vec<_>>(), [("s0", 12), ("s1", 1)]);
+        assert_eq!(dag.stages[1].parents.len(), 1);
+        assert_eq!(dag.stages[1].parents[0].stage, 0);
+        assert_eq!(dag.stages[1].parents[0].kind, EdgeKind::AllToAll);
+        assert_eq!(dag.resources, ["cpu", "mem", "disk", "net"]);
+        assert!(dag.tasks.iter().all(|t| t.demand.0[..4] == [1.0, 0.0, 0.0, 0.0]));
+        // Each stage is its own group.
+        assert_eq!(dag.groups, ["s0", "s1"]);
+    }
+
+    #[test]
+    fn q6_excerpt_durations_follow_the_executor_key_rule() {
+        // Keys are 2, 5, 10, 12, 13. 20 executors -> key 13: stage 0 has 12 first-wave samples
+        // and no rest wave, stage 1 one sample.
+        let dag = &parse(Q6, "f", None, 20).unwrap()[0];
+        let s0 = durations(dag, "s0");
+        assert_eq!(s0[..3], [3.655, 3.631, 3.8]);
+        assert_eq!(s0[11], 3.944);
+        assert_eq!(durations(dag, "s1"), [1.143]);
+        // 10 executors -> key 10: ten first-wave samples, then the rest wave [2010, 772].
+        let dag = &parse(Q6, "f", Some(6), 10).unwrap()[0];
+        let s0 = durations(dag, "s0");
+        assert_eq!(s0[0], 3.534);
+        assert_eq!(s0[9], 3.492);
+        assert_eq!(s0[10..], [2.01, 0.772]);
+        assert_eq!(durations(dag, "s1"), [0.343]);
+        // 11 executors still -> key 10; 1 executor -> smallest key 2 (2 first + 10 rest = 12).
+        assert_eq!(durations(&parse(Q6, "f", None, 11).unwrap()[0], "s1"), [0.343]);
+        let dag = &parse(Q6, "f", None, 1).unwrap()[0];
+        assert_eq!(durations(dag, "s0")[..3], [3.629, 3.417, 1.962]);
+        assert_eq!(durations(dag, "s1"), [0.259]);
+    }
+
+    #[test]
+    fn samples_cycle_and_fall_back_to_fresh_then_nearest_key() {
+        let waves = r#""first_wave":{"2":[1000,2000],"5":[],"10":[]},
+                       "rest_wave":{"2":[3000],"5":[],"10":[]},
+                       "fresh_durations":{"2":[],"5":[4000],"10":[]}"#;
+        // 5 executors: waves empty at 5, fresh has [4000]; 7 tasks cycle through one sample.
+        let dag = &parse(&one_stage(7, waves), "f", None, 5).unwrap()[0];
+        assert_eq!(dag.name, "tpch-1g-q3");
+        assert_eq!(durations(dag, "s0"), [4.0; 7]);
+        // 2 executors: [1000, 2000] ++ [3000], task i gets sample i mod 3.
+        let dag = &parse(&one_stage(7, waves), "f", None, 2).unwrap()[0];
+        assert_eq!(durations(dag, "s0"), [1.0, 2.0, 3.0, 1.0, 2.0, 3.0, 1.0]);
+        // 50 executors -> key 10, empty everywhere; nearest other key is 5 (fresh [4000]).
+        let dag = &parse(&one_stage(2, waves), "f", None, 50).unwrap()[0];
+        assert_eq!(durations(dag, "s0"), [4.0, 4.0]);
+        // Ties go to the smaller key: keys 2 and 8 around an empty 5.
+        let tie = r#""first_wave":{"2":[1000],"5":[],"8":[8000]}"#;
+        let dag = &parse(&one_stage(1, tie), "f", None, 5).unwrap()[0];
+        assert_eq!(durations(dag, "s0"), [1.0]);
+    }
+
+    #[test]
+    fn all_queries_in_order_with_the_readme_counts() {
+        let stages = [4, 18, 6, 6, 14, 2, 13, 18, 14, 9, 11, 6, 7, 4, 7, 9, 6, 8, 4, 12, 16, 8];
+        for (size, total) in [("2g", 20065), ("5g", 20479), ("10g", 21188), ("20g", 22684)] {
+            let dags = parse(&shared(&format!("decima-tpch/json/tpch-{size}.json")), "t", None, 20).unwrap();
+            assert_eq!(dags.len(), 22, "{size}");
+            for (i, dag) in dags.iter().enumerate() {
+                assert_eq!(dag.name, format!("tpch-{size}-q{}", i + 1));
+                assert_eq!(dag.stages.len(), stages[i], "{}", dag.name);
+            }
+            assert_eq!(dags.iter().map(|d| d.len()).sum::<usize>(), total, "{size}");
+            assert!(dags.iter().flat_map(|d| &d.tasks).all(|t| t.duration > 0.0));
+            if size == "2g" {
+                assert_eq!(dags[20].len(), 1844);
+                assert_eq!(dags[5].len(), 13);
+            }
+        }
+    }
+
+    #[test]
+    fn a_missing_query_lists_the_available_ones() {
+        let e = parse(Q6, "f", Some(9), 20).unwrap_err().to_string();
+        assert!(e.contains("query 9 is not in this file") && e.contains("holds queries 6"), "{e}");
+        let e = parse(&shared("decima-tpch/json/tpch-5g.json"), "f", Some(23), 20).unwrap_err().to_string();
+        assert!(e.contains("1, 2, 3") && e.contains("21, 22"), "{e}");
+    }
+
+    #[test]
+    fn bad_files_are_errors() {
+        let err = |text: &str| parse(text, "f", None, 20).unwrap_err().to_string();
+        let e = err(r#"{"queries":[{"query":1,"edges":[[0,4]],"stages":[{"stage":0,"num_tasks":1,"first_wave":{"2":[5]}}]}]}"#);
+        assert!(e.contains("edges[0]") && e.contains("stage 4 does not exist"), "{e}");
+        let e = err(r#"{"queries":[{"query":1,"stages":[{"stage":0,"num_tasks":0,"first_wave":{"2":[5]}}]}]}"#);
+        assert!(e.contains("num_tasks"), "{e}");
+        let e = err(r#"{"queries":[{"query":1,"stages":[{"stage":0,"num_tasks":2,"first_wave":{"two":[5]}}]}]}"#);
+        assert!(e.contains("key 'two'"), "{e}");
+        let e = err(r#"{"queries":[{"query":1,"stages":[{"stage":0,"num_tasks":2,"first_wave":{"2":[]}}]}]}"#);
+        assert!(e.contains("no duration samples"), "{e}");
+        let e = err(r#"{"queries":[{"query":1,"stages":[{"stage":0,"num_tasks":2,"first_wave":{"2":[-5]}}]}]}"#);
+        assert!(e.contains("-5"), "{e}");
+        let e = err(r#"{"queries":[{"query":1,"num_stages":3,"stages":[{"stage":0,"num_tasks":2,"first_wave":{"2":[5]}}]}]}"#);
+        assert!(e.contains("num_stages"), "{e}");
+        let e = err(r#"{"queries":[{"query":1,"edges":[[0,1],[1,0]],"stages":[{"stage":0,"num_tasks":1,"first_wave":{"2":[5]}},{"stage":1,"num_tasks":1,"first_wave":{"2":[5]}}]}]}"#);
+        assert!(e.contains("cycle"), "{e}");
+        let e = err(r#"{"queries":[{"query":1,"stages":[{"stage":1,"num_tasks":1,"first_wave":{"2":[5]}}]}]}"#);
+        assert!(e.contains("out of range"), "{e}");
+        match parse("{\"queries\": [\n {\"query\": 1, \"stages\": []}\n ,]}", "f", None, 20).unwrap_err() {
+            Error::Syntax { line, column, .. } => assert_eq!((line, column), (3, 3)),
+            other => panic!("expected a syntax error, got {other}"),
+        }
+        match parse("{\"queries\": [{\"query\": 1}]}", "f", None, 20).unwrap_err() {
+            Error::Syntax { message, .. } => assert!(message.contains("stages"), "{message}"),
+            other => panic!("expected a syntax error, got {other}"),
+        }
+    }
+}

@@ -414,3 +414,259 @@ fn build(name: String, tasks: Vec<RawTask>) -> Result<Dag> {
     }
     b.build()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file of the shared data set that CI keeps beside the repository.
+    fn shared(rel: &str) -> String {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data").join(rel);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            panic!("cannot read {} ({e}); these tests need the shared data set checked out beside the repository", path.display())
+        })
+    }
+
+    fn edges(dag: &Dag) -> usize {
+        dag.stages.iter().map(|s| s.parents.len()).sum()
+    }
+
+    fn stage<'a>(dag: &'a Dag, name: &str) -> &'a crate::model::Stage {
+        &dag.stages[dag.stage_by_name(name).unwrap_or_else(|| panic!("no stage {name}")) as usize]
+    }
+
+    fn task_of<'a>(dag: &'a Dag, name: &str) -> &'a crate::model::Task {
+        &dag.tasks[stage(dag, name).first as usize]
+    }
+
+    fn err(text: &str) -> String {
+        parse(text, "x").expect_err("should fail").to_string()
+    }
+
+    #[test]
+    fn montage_100_has_97_tasks_209_edges_and_8_task_types() {
+        let dag = parse(&shared("wfcommons-generated/montage-100-seed42.json"), "montage-100-seed42").unwrap();
+        assert_eq!(dag.name, "Montage-synthetic-instance");
+        assert_eq!(dag.len(), 97);
+        assert_eq!(dag.stages.len(), 97);
+        assert!(dag.stages.iter().all(|s| s.len == 1));
+        assert_eq!(edges(&dag), 209);
+        let mut groups = dag.groups.clone();
+        groups.sort();
+        assert_eq!(groups, ["mAdd", "mBackground", "mBgModel", "mConcatFit", "mDiffFit", "mImgtbl", "mProject", "mViewer"]);
+        assert_eq!(dag.resources, ["cpu", "mem", "disk", "net"]);
+        let t = task_of(&dag, "mProject_00000001");
+        assert_eq!(t.duration, 1263.481);
+        assert_eq!(t.demand.0[0], 1.0);
+        assert_eq!(t.demand.0[1], 0.0);
+        assert_eq!(t.demand.0[3], 0.0);
+        assert_eq!(dag.groups[stage(&dag, "mProject_00000001").group as usize], "mProject");
+        // mProject_00000001 lists five children in the file.
+        assert_eq!(stage(&dag, "mProject_00000001").children.len(), 5);
+    }
+
+    #[test]
+    fn montage_100_disk_is_file_bytes_over_runtime() {
+        let text = shared("wfcommons-generated/montage-100-seed42.json");
+        let dag = parse(&text, "m").unwrap();
+        // Recompute for the first task from the raw JSON.
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let spec = &v["workflow"]["specification"];
+        let size = |id: &str| {
+            spec["files"].as_array().unwrap().iter().find(|f| f["id"] == id).unwrap()["sizeInBytes"].as_f64().unwrap()
+        };
+        let t0 = &spec["tasks"][0];
+        let bytes: f64 = ["inputFiles", "outputFiles"]
+            .iter()
+            .flat_map(|k| t0[k].as_array().unwrap().iter())
+            .map(|f| size(f.as_str().unwrap()))
+            .sum();
+        let runtime = v["workflow"]["execution"]["tasks"][0]["runtimeInSeconds"].as_f64().unwrap();
+        let disk = task_of(&dag, t0["id"].as_str().unwrap()).demand.0[2];
+        assert!((disk - bytes / runtime / 1e6).abs() < 1e-9, "disk {disk}");
+        assert!(disk > 0.0);
+    }
+
+    #[test]
+    fn blast_100_has_98_tasks_and_285_edges() {
+        let dag = parse(&shared("wfcommons-generated/blast-100-seed42.json"), "b").unwrap();
+        assert_eq!(dag.len(), 98);
+        assert_eq!(edges(&dag), 285);
+        let mut groups = dag.groups.clone();
+        groups.sort();
+        assert_eq!(groups, ["blastall", "cat", "cat_blast", "split_fasta"]);
+        // The README's "0.0 s" minimum is 0.002 s before rounding.
+        let shortest = dag.tasks.iter().map(|t| t.duration).fold(f64::INFINITY, f64::min);
+        assert_eq!(shortest, 0.002);
+    }
+
+    #[test]
+    fn every_generated_file_matches_the_readme_counts() {
+        let expected = [
+            ("montage-100", 97, 209),
+            ("montage-1000", 994, 2871),
+            ("montage-5000", 4991, 15546),
+            ("epigenomics-100", 97, 118),
+            ("epigenomics-1000", 997, 1234),
+            ("epigenomics-5000", 4997, 6551),
+            ("blast-100", 98, 285),
+            ("blast-1000", 998, 2985),
+            ("blast-5000", 4998, 14985),
+            ("seismology-1000", 998, 997),
+            ("genome-1000", 998, 1295),
+            ("cycles-1000", 997, 1463),
+        ];
+        for (file, tasks, edge_count) in expected {
+            let dag = parse(&shared(&format!("wfcommons-generated/{file}-seed42.json")), file).unwrap();
+            assert_eq!((dag.len(), edges(&dag)), (tasks, edge_count), "{file}");
+        }
+    }
+
+    #[test]
+    fn task_type_strips_numeric_suffixes_only() {
+        assert_eq!(task_type("mProject_00000001"), "mProject");
+        assert_eq!(task_type("individuals_ID0000001"), "individuals");
+        assert_eq!(task_type("cpuhog_chain_00000005"), "cpuhog_chain");
+        assert_eq!(task_type("mProject"), "mProject");
+        assert_eq!(task_type("split_fasta"), "split_fasta");
+        assert_eq!(task_type("_00000001"), "_00000001");
+        assert_eq!(task_type("task_"), "task_");
+        assert_eq!(task_type("task_ID"), "task_ID");
+    }
+
+    #[test]
+    fn schema_1_4_fixture_resolves_names_ids_and_children() {
+        let dag = parse(include_str!("../../tests/data/wfcommons-1.4-example.json"), "x").unwrap();
+        assert_eq!(dag.name, "montage-like-1.4-example");
+        assert_eq!(dag.len(), 5);
+        assert_eq!(edges(&dag), 4);
+        let group = |n: &str| dag.groups[stage(&dag, n).group as usize].as_str();
+        assert_eq!(group("mProject_00000001"), "mProject");
+        assert_eq!(group("mDiffFit_00000003"), "mDiffFit");
+        assert_eq!(group("mViewer_00000005"), "mViewer");
+        let parents = |n: &str| -> Vec<&str> {
+            stage(&dag, n).parents.iter().map(|e| dag.stages[e.stage as usize].name.as_str()).collect()
+        };
+        assert_eq!(parents("mDiffFit_00000003"), ["mProject_00000001", "mProject_00000002"]);
+        // Referenced by its 1.4 `id`.
+        assert_eq!(parents("mConcatFit_00000004"), ["mDiffFit_00000003"]);
+        // Declared only in mConcatFit's `children`.
+        assert_eq!(parents("mViewer_00000005"), ["mConcatFit_00000004"]);
+
+        let d = |n: &str| task_of(&dag, n).demand.0;
+        // (8 MB in + 12 MB out) / 10 s.
+        assert_eq!(d("mProject_00000001")[..4], [1.0, 0.0, 2.0, 0.0]);
+        // `size` alias and `runtime` alias: 20 MB / 20 s; 3e9 bytes = 3 GB.
+        assert_eq!(d("mProject_00000002")[..4], [2.0, 3.0, 1.0, 0.0]);
+        assert_eq!(task_of(&dag, "mProject_00000002").duration, 20.0);
+        // readBytes + writtenBytes win over file sizes: 25 MB / 5 s.
+        assert_eq!(d("mDiffFit_00000003")[2], 5.0);
+        // Runtime 0: kept, and no disk rate.
+        assert_eq!(task_of(&dag, "mConcatFit_00000004").duration, 0.0);
+        assert_eq!(d("mConcatFit_00000004")[2], 0.0);
+        assert_eq!(task_of(&dag, "mViewer_00000005").duration, 2.5);
+    }
+
+    #[test]
+    fn schema_1_4_old_units_are_kilobytes_except_for_pegasus() {
+        let text = |wms: &str| {
+            format!(
+                r#"{{"name":"w","schemaVersion":"1.4","wms":{{"name":"{wms}","version":"1"}},
+                "workflow":{{"tasks":[{{"name":"a_1","type":"compute","runtime":2,"memory":500000,
+                "bytesRead":1000,"bytesWritten":3000,"parents":[]}}]}}}}"#
+            )
+        };
+        let makeflow = parse(&text("Makeflow"), "x").unwrap();
+        // 500000 KB = 0.5 GB; 4000 KB / 2 s = 2 MB/s.
+        assert_eq!(makeflow.tasks[0].demand.0[..3], [1.0, 0.5, 2.0]);
+        let pegasus = parse(&text("Pegasus"), "x").unwrap();
+        assert!((pegasus.tasks[0].demand.0[2] - 0.002).abs() < 1e-12);
+        assert_eq!(makeflow.groups, ["a"]);
+    }
+
+    #[test]
+    fn schema_1_5_reads_execution_demands() {
+        let text = r#"{"name":"","schemaVersion":"1.5","workflow":{
+            "specification":{"tasks":[
+                {"name":"split","id":"ID01","parents":[],"children":["ID02"],"inputFiles":["in"],"outputFiles":["mid"]},
+                {"name":"analyze","id":"ID02","parents":["ID01"],"children":[],"inputFiles":["mid","nosize"]}],
+              "files":[{"id":"in","sizeInBytes":1000000},{"id":"mid","sizeInBytes":3000000}]},
+            "execution":{"makespanInSeconds":3,"executedAt":"x","tasks":[
+                {"id":"ID02","runtimeInSeconds":2.0,"coreCount":4,"memoryInBytes":2500000000},
+                {"id":"ID01","runtimeInSeconds":1.0,"readBytes":6000000}]}}}"#;
+        let dag = parse(text, "stem").unwrap();
+        assert_eq!(dag.name, "stem");
+        let split = task_of(&dag, "ID01");
+        assert_eq!(split.duration, 1.0);
+        // readBytes present: 6 MB / 1 s, file sizes ignored.
+        assert_eq!(split.demand.0[..4], [1.0, 0.0, 6.0, 0.0]);
+        let analyze = task_of(&dag, "ID02");
+        // 3 MB of sized input over 2 s; the unsized file counts 0.
+        assert_eq!(analyze.demand.0[..4], [4.0, 2.5, 1.5, 0.0]);
+        assert_eq!(edges(&dag), 1);
+    }
+
+    #[test]
+    fn unknown_parent_is_an_error_naming_the_task() {
+        let text = r#"{"name":"w","schemaVersion":"1.6","workflow":{
+            "specification":{"tasks":[{"name":"a","id":"a1","parents":["ghost"],"children":[]}]},
+            "execution":{"tasks":[{"id":"a1","runtimeInSeconds":1}]}}}"#;
+        let e = err(text);
+        assert!(e.contains("a1") && e.contains("unknown parent task 'ghost'"), "{e}");
+        let e14 = err(r#"{"name":"w","schemaVersion":"1.4","workflow":{"tasks":[
+            {"name":"b_1","runtime":1,"children":["nobody"]}]}}"#);
+        assert!(e14.contains("b_1") && e14.contains("unknown child task 'nobody'"), "{e14}");
+    }
+
+    #[test]
+    fn duplicate_ids_are_errors() {
+        let e = err(r#"{"name":"w","schemaVersion":"1.6","workflow":{
+            "specification":{"tasks":[{"name":"a","id":"t","parents":[],"children":[]},
+                                      {"name":"b","id":"t","parents":[],"children":[]}]},
+            "execution":{"tasks":[{"id":"t","runtimeInSeconds":1}]}}}"#);
+        assert!(e.contains("duplicate task id 't'") && e.contains("tasks[1]"), "{e}");
+        let e = err(r#"{"name":"w","schemaVersion":"1.6","workflow":{
+            "specification":{"tasks":[{"name":"a","id":"t","parents":[],"children":[]}]},
+            "execution":{"tasks":[{"id":"t","runtimeInSeconds":1},{"id":"t","runtimeInSeconds":2}]}}}"#);
+        assert!(e.contains("duplicate task id"), "{e}");
+    }
+
+    #[test]
+    fn missing_fields_are_reported_with_position_or_task() {
+        let text = "{\"name\":\"w\",\"schemaVersion\":\"1.6\",\"workflow\":{\n\"specification\":{\"tasks\":[{\"name\":\"a\",\"id\":\"t\",\"parents\":[],\"children\":[]}]},\n\"execution\":{\"tasks\":[{\"id\":\"t\"}]}}}";
+        match parse(text, "x").unwrap_err() {
+            Error::Syntax { line, message, .. } => {
+                assert_eq!(line, 3);
+                assert!(message.contains("runtimeInSeconds"), "{message}");
+            }
+            other => panic!("expected a syntax error, got {other}"),
+        }
+        let e = err(r#"{"name":"w","schemaVersion":"1.6","workflow":{
+            "specification":{"tasks":[{"name":"a","id":"t","parents":[],"children":[]}]}}}"#);
+        assert!(e.contains("('t')") && e.contains("no entry in workflow.execution.tasks"), "{e}");
+        let e = err(r#"{"name":"w","schemaVersion":"1.4","workflow":{"tasks":[{"name":"a_1"}]}}"#);
+        assert!(e.contains("a_1") && e.contains("missing runtimeInSeconds"), "{e}");
+        let e = err(r#"{"name":"w","schemaVersion":"1.6","workflow":{}}"#);
+        assert!(e.contains("no tasks"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_and_malformed_json_are_errors() {
+        let e = err(r#"{"name":"w","schemaVersion":"1.6","workflow":{
+            "specification":{"tasks":[{"name":"a","id":"t","parents":[],"children":[]}]},
+            "execution":{"tasks":[{"id":"t","runtimeInSeconds":-1}]}}}"#);
+        assert!(e.contains("runtimeInSeconds") && e.contains("-1"), "{e}");
+        let e = err(r#"{"name":"w","schemaVersion":"1.6","workflow":{
+            "specification":{"tasks":[{"name":"a","id":"t","parents":["t"],"children":[]}]},
+            "execution":{"tasks":[{"id":"t","runtimeInSeconds":1}]}}}"#);
+        assert!(e.contains("cycle"), "{e}");
+        match parse("{\"name\": \"w\"\n  \"workflow\": {}}", "x").unwrap_err() {
+            Error::Syntax { line, column, .. } => assert_eq!((line, column), (2, 3)),
+            other => panic!("expected a syntax error, got {other}"),
+        }
+        match parse("{\"name\": \"w\", \"workflow\": {\"tasks\": [{\"name\": 5}]}}", "x").unwrap_err() {
+            Error::Syntax { line, .. } => assert_eq!(line, 1),
+            other => panic!("expected a syntax error, got {other}"),
+        }
+    }
+}
