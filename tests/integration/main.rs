@@ -1,0 +1,23 @@
+//! The one integration-test binary (one binary links and starts once, which keeps the suite fast
+//! in debug mode; modules split it by concern).
+//!
+//! * `util`: running the CLI, temporary files, loading traces through the library.
+//! * `gen`: random stage DAGs and clusters for property tests, kept in the test's own
+//!   representation so that the oracle never depends on graphene's parsing or model.
+//! * `oracle`: an independent exhaustive optimum solver for tiny DAGs, and the checks built on it.
+//! * `properties`: validity and lower-bound properties of every scheduler on random DAGs.
+//! * `motivating`: the paper's motivating example against the oracle.
+//! * `regression`: exact makespans on hand-computed cases.
+//! * `cli`: the commands' happy paths, output contract and determinism.
+//! * `bad_input`: every class of bad input through the CLI.
+
+mod util;
+
+mod gen;
+mod oracle;
+
+mod bad_input;
+mod cli;
+mod motivating;
+mod properties;
+mod regression;
