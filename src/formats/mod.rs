@@ -73,6 +73,10 @@ pub fn detect(text: &str) -> Result<Format> {
 
 /// Every DAG in a file (TPC-H files hold one per query unless `opts.query` picks one).
 pub fn load_dags(path: &Path, opts: &LoadOptions) -> Result<Vec<Dag>> {
+    // A bad profile name is the flag's fault, not the file's: report it before reading.
+    if let Some(p) = &opts.demands {
+        profile::Profile::by_name(p)?;
+    }
     let text = read_text(path)?;
     parse_dags(&text, &stem(path), opts).map_err(|e| e.in_file(path))
 }
