@@ -252,3 +252,34 @@ fn random_scheduler_depends_on_its_seed() {
         .collect();
     assert!(outputs.len() > 1, "8 seeds gave one and the same schedule");
 }
+
+#[test]
+fn other_formats_schedule_and_validate_with_every_scheduler() {
+    // The reader fixtures in tests/data (WfCommons, Decima TPC-H) carry no demands, so a demand
+    // profile fills them in; validate must rebuild the very same DAG from the same flags.
+    let dir = tempdir();
+    let fixtures = [
+        ("tests/data/wfcommons-1.4-example.json", vec!["--demands", "mixed", "--seed", "3"]),
+        ("tests/data/tpch-2g-q6.json", vec!["--query", "6", "--demands", "uniform", "--seed", "5"]),
+    ];
+    for (fixture, flags) in fixtures {
+        let path = repo(fixture);
+        assert!(path.exists(), "fixture {fixture} is missing");
+        let dag = path.display().to_string();
+        for name in Scheduler::names() {
+            let out = dir.path().join(format!("{name}.json")).display().to_string();
+            let mut args = vec![dag.as_str(), "--scheduler", name, "--no-timing", "-q", "--out", &out];
+            args.extend(flags.iter().copied());
+            build(&args);
+            let report: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+            let ms = f(&report["makespan"], "makespan");
+            for (k, v) in report["lower_bounds"].as_object().unwrap() {
+                assert!(geq(ms, f(v, k)), "{fixture}/{name}: makespan {ms} below {k} {v}");
+            }
+            let mut v_args = vec!["validate", dag.as_str(), &out];
+            v_args.extend(flags.iter().copied());
+            let v = run(&v_args);
+            assert_eq!(v.code, Some(0), "{fixture}/{name}: validate rejects the schedule:\n{}", v.stderr);
+        }
+    }
+}

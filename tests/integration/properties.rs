@@ -12,7 +12,7 @@ use crate::gen::{arb_case, config, Sizes};
 use crate::util::geq;
 
 proptest! {
-    #![proptest_config(config(96))]
+    #![proptest_config(config(128))]
 
     #[test]
     fn every_scheduler_is_valid_and_never_below_a_lower_bound(case in arb_case(Sizes::PROPERTY)) {
