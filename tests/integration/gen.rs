@@ -19,12 +19,14 @@ use serde_json::{json, Value};
 pub const RESOURCE_NAMES: [&str; 4] = ["cpu", "mem", "disk", "net"];
 
 /// Deterministic proptest settings: a fixed seed (the same cases on every run and machine) and no
-/// regression files written into the checkout.
+/// regression files written into the checkout. For a deeper search by hand, without editing the
+/// tests, `GRAPHENE_PROPTEST_CASES=N` and `GRAPHENE_PROPTEST_SEED=S` override the count and seed.
 pub fn config(cases: u32) -> Config {
+    let env = |k: &str| std::env::var(k).ok().map(|v| v.parse::<u64>().unwrap_or_else(|_| panic!("{k}={v} is not a number")));
     Config {
-        cases,
+        cases: env("GRAPHENE_PROPTEST_CASES").map_or(cases, |n| n as u32),
         failure_persistence: None,
-        rng_seed: RngSeed::Fixed(0x6772_6170_6865_6e65),
+        rng_seed: RngSeed::Fixed(env("GRAPHENE_PROPTEST_SEED").unwrap_or(0x6772_6170_6865_6e65)),
         max_shrink_iters: 1000,
         ..Config::default()
     }
