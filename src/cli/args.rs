@@ -47,13 +47,14 @@ impl ClusterArgs {
     }
 }
 
-/// Resolves the cluster for one DAG and checks that every task fits some machine.
-pub fn cluster_for(spec: &ClusterSpec, dag: &Dag, source: Option<&Path>) -> Result<Cluster> {
-    let cluster = spec.resolve(&dag.resources).map_err(|e| match source {
+/// Resolves the cluster for one DAG and checks that every task fits some machine. Errors name
+/// the cluster file (bad capacities) or the DAG file (a task too big for every machine).
+pub fn cluster_for(spec: &ClusterSpec, dag: &Dag, cluster_file: Option<&Path>, dag_file: &Path) -> Result<Cluster> {
+    let cluster = spec.resolve(&dag.resources).map_err(|e| match cluster_file {
         Some(p) => e.in_file(p),
         None => e,
     })?;
-    cluster.check_fits(dag)?;
+    cluster.check_fits(dag).map_err(|e| e.in_file(dag_file))?;
     Ok(cluster)
 }
 

@@ -42,7 +42,7 @@ pub fn run(a: Args) -> Result<i32> {
     let cfg = a.search.config()?;
     let dag = formats::load_dag(&a.dag, &a.input.load_options())?;
     let spec = a.cluster.spec()?;
-    let cluster = cluster_for(&spec, &dag, a.cluster.cluster.as_deref())?;
+    let cluster = cluster_for(&spec, &dag, a.cluster.cluster.as_deref(), &a.dag)?;
     let bounds = lowerbound::compute(&dag, &cluster);
     let started = Instant::now();
     let built = a.search.in_pool(|| graphene::build(which, &dag, &cluster, &cfg, a.input.seed))?;

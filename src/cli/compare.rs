@@ -6,7 +6,7 @@ use graphene::compare::{compare, summarize, Row};
 use graphene::formats;
 use graphene::{Result, Scheduler};
 
-use super::args::{parse_scheduler, ClusterArgs, InputArgs, SearchArgs};
+use super::args::{cluster_for, parse_scheduler, ClusterArgs, InputArgs, SearchArgs};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -37,11 +37,14 @@ pub fn run(a: Args) -> Result<i32> {
     };
     let cfg = a.search.config()?;
     let opts = a.input.load_options();
+    let spec = a.cluster.spec()?;
     let mut dags = Vec::new();
     for p in &a.dags {
-        dags.extend(formats::load_dags(p, &opts)?);
+        for dag in formats::load_dags(p, &opts)? {
+            cluster_for(&spec, &dag, a.cluster.cluster.as_deref(), p)?;
+            dags.push(dag);
+        }
     }
-    let spec = a.cluster.spec()?;
     let text = !a.json && !a.csv;
     if text {
         outln!("{:<32} {:>7} {:<15} {:>14} {:>8} {:>11}", "dag", "tasks", "scheduler", "makespan", "ratio", "time_ms")?;

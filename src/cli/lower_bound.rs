@@ -24,7 +24,7 @@ pub struct Args {
 pub fn run(a: Args) -> Result<i32> {
     let dag = formats::load_dag(&a.dag, &a.input.load_options())?;
     let spec = a.cluster.spec()?;
-    let cluster = cluster_for(&spec, &dag, a.cluster.cluster.as_deref())?;
+    let cluster = cluster_for(&spec, &dag, a.cluster.cluster.as_deref(), &a.dag)?;
     let lb = lowerbound::compute(&dag, &cluster);
     if a.json {
         let v = serde_json::json!({

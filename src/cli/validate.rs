@@ -27,7 +27,7 @@ pub fn run(a: Args) -> Result<i32> {
     let dag = formats::load_dag(&a.dag, &a.input.load_options())?;
     let file = formats::schedule_file::load(&a.schedule)?;
     let spec = a.cluster.spec()?;
-    let cluster = cluster_for(&spec, &dag, a.cluster.cluster.as_deref())?;
+    let cluster = cluster_for(&spec, &dag, a.cluster.cluster.as_deref(), &a.dag)?;
     let violations = validate(&dag, &cluster, &file.tasks);
     if violations.is_empty() {
         let makespan = file.tasks.iter().map(|t| t.end).fold(0.0, f64::max);
