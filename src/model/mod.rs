@@ -3,6 +3,7 @@
 mod cluster;
 mod dag;
 pub mod paths;
+mod workload;
 mod resources;
 mod schedule;
 
@@ -10,3 +11,4 @@ pub use cluster::{Cluster, ClusterSpec, MachineGroup};
 pub use dag::{Dag, DagBuilder, EdgeKind, Stage, StageEdge, StageId, StageSpec, Task, TaskId, TaskSpec};
 pub use resources::{ResVec, CAPACITY_EPS, MAX_RESOURCES};
 pub use schedule::{Placement, Schedule};
+pub use workload::{Job, Workload};
