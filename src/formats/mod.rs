@@ -9,6 +9,20 @@ pub mod schedule_file;
 pub mod tpch;
 pub mod wfcommons;
 
+#[cfg(test)]
+pub(crate) mod test_support {
+    /// A file of the shared data set that CI keeps beside the repository.
+    pub fn shared(rel: &str) -> String {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data").join(rel);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            panic!(
+                "cannot read {} ({e}); these tests need the shared data set checked out beside the repository",
+                path.display()
+            )
+        })
+    }
+}
+
 use std::path::Path;
 
 use crate::error::{Error, Result};

@@ -208,13 +208,7 @@ mod tests {
     use crate::formats::{tpch, wfcommons};
     use crate::model::{ClusterSpec, DagBuilder, EdgeKind, ResVec, StageSpec, TaskSpec};
 
-    /// A file of the shared data set that CI keeps beside the repository.
-    fn shared(rel: &str) -> String {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data").join(rel);
-        std::fs::read_to_string(&path).unwrap_or_else(|e| {
-            panic!("cannot read {} ({e}); these tests need the shared data set checked out beside the repository", path.display())
-        })
-    }
+    use crate::formats::test_support::shared;
 
     fn tpch_2g() -> Vec<Dag> {
         tpch::parse(&shared("decima-tpch/json/tpch-2g.json"), "t", None, 20).unwrap()

@@ -199,13 +199,7 @@ fn stage_samples<'a>(s: &'a StageFile, executors: u32, at: &str) -> Result<Vec<f
 mod tests {
     use super::*;
 
-    /// A file of the shared data set that CI keeps beside the repository.
-    fn shared(rel: &str) -> String {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data").join(rel);
-        std::fs::read_to_string(&path).unwrap_or_else(|e| {
-            panic!("cannot read {} ({e}); these tests need the shared data set checked out beside the repository", path.display())
-        })
-    }
+    use crate::formats::test_support::shared;
 
     const Q6: &str = include_str!("../../tests/data/tpch-2g-q6.json");
 

@@ -419,13 +419,7 @@ fn build(name: String, tasks: Vec<RawTask>) -> Result<Dag> {
 mod tests {
     use super::*;
 
-    /// A file of the shared data set that CI keeps beside the repository.
-    fn shared(rel: &str) -> String {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data").join(rel);
-        std::fs::read_to_string(&path).unwrap_or_else(|e| {
-            panic!("cannot read {} ({e}); these tests need the shared data set checked out beside the repository", path.display())
-        })
-    }
+    use crate::formats::test_support::shared;
 
     fn edges(dag: &Dag) -> usize {
         dag.stages.iter().map(|s| s.parents.len()).sum()
