@@ -21,7 +21,9 @@ pub mod lowerbound;
 pub mod model;
 pub mod offline;
 pub mod output;
+pub mod online;
 pub mod scheduler;
+pub mod sim;
 pub mod space;
 pub mod validate;
 

@@ -1,0 +1,51 @@
+//! FIFO: jobs in arrival order, each job's tasks in stage (topological) order.
+
+use super::{fits, Policy, TaskRef};
+use crate::model::ResVec;
+use crate::sim::View;
+
+#[derive(Default)]
+pub struct Fifo;
+
+impl Policy for Fifo {
+    fn name(&self) -> String {
+        "fifo".into()
+    }
+
+    fn assign(&mut self, view: &View, _machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
+        let mut left = *free;
+        for &job in view.active() {
+            fill_from_job(view, job, &mut left, out, usize::MAX);
+        }
+    }
+}
+
+/// Takes runnable tasks of `job` in stage order while they fit `left`, at most `limit` of
+/// them, skipping tasks already in `out` (chosen earlier in this heartbeat but not launched
+/// yet); returns how many were taken.
+pub(crate) fn fill_from_job(view: &View, job: u32, left: &mut ResVec, out: &mut Vec<TaskRef>, limit: usize) -> usize {
+    let st = view.job_state(job);
+    let dag = view.dag(job);
+    let mut taken = 0;
+    for &s in &st.runnable_stages {
+        // Tasks of a stage share their requested demand in most traces; stop at the first
+        // that does not fit rather than scanning the whole stage.
+        for &t in st.runnable_in(s).iter().rev() {
+            if taken == limit {
+                return taken;
+            }
+            if out.contains(&TaskRef { job, task: t }) {
+                continue;
+            }
+            let d = view.requested(job, t);
+            if !fits(view, &d, left) {
+                break;
+            }
+            left.sub_assign(&d);
+            out.push(TaskRef { job, task: t });
+            taken += 1;
+        }
+        let _ = dag;
+    }
+    taken
+}

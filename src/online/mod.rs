@@ -1,0 +1,45 @@
+//! Online schedulers: given a machine's free resources at a heartbeat, which tasks to launch.
+//!
+//! A policy only answers questions; the simulator (`crate::sim`) owns time, resources and task
+//! state, and checks every launch against the machine's capacity.
+
+mod capacity;
+mod fifo;
+
+pub use capacity::CapacityScheduler;
+pub use fifo::Fifo;
+
+use crate::model::{ResVec, TaskId};
+use crate::sim::View;
+
+/// A task of a job in the workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TaskRef {
+    pub job: u32,
+    pub task: TaskId,
+}
+
+pub trait Policy {
+    fn name(&self) -> String;
+
+    /// A job arrived (its source tasks are runnable). Policies precompute per-job data here.
+    fn job_arrived(&mut self, _view: &View, _job: u32) {}
+
+    /// Machine `machine` reports `free` resources (capacity minus what running tasks were
+    /// allocated). Push the tasks to launch there, in order, into `out`. Each must be runnable
+    /// and fit what is left of `free` on the resources that cannot be overbooked; the
+    /// simulator launches them in order and stops at the first that does not fit.
+    fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>);
+
+    /// A task this policy chose was launched.
+    fn launched(&mut self, _view: &View, _t: TaskRef) {}
+
+    /// A task finished.
+    fn finished(&mut self, _view: &View, _t: TaskRef) {}
+}
+
+/// True when `demand` fits `free` on every resource that cannot be overbooked.
+pub fn fits(view: &View, demand: &ResVec, free: &ResVec) -> bool {
+    let hard = view.hard;
+    (0..view.dims).all(|r| !hard[r] || demand.0[r] <= free.0[r] * (1.0 + crate::model::CAPACITY_EPS) + crate::model::CAPACITY_EPS)
+}
