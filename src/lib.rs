@@ -18,6 +18,7 @@ pub mod compare;
 pub mod error;
 pub mod formats;
 pub mod lowerbound;
+pub mod metrics;
 pub mod model;
 pub mod offline;
 pub mod output;
