@@ -26,6 +26,7 @@ pub mod online;
 pub mod scheduler;
 pub mod sim;
 pub mod space;
+pub mod trace;
 pub mod validate;
 
 pub use error::{Error, Result};

@@ -12,6 +12,7 @@ macro_rules! outln {
 mod args;
 mod build;
 mod compare;
+mod gen_trace;
 mod lower_bound;
 mod validate;
 
@@ -35,6 +36,8 @@ enum Command {
     Validate(validate::Args),
     /// Run Graphene and the offline baselines on DAGs and tabulate makespans.
     Compare(compare::Args),
+    /// Make a workload trace (native CSV) from DAG files: N jobs, seeded arrivals and queues.
+    GenTrace(gen_trace::Args),
 }
 
 /// Exit status: 0 success, 1 failure (bad input, invalid schedule), 2 bad flags (from clap).
@@ -45,6 +48,7 @@ pub fn run() -> i32 {
         Command::LowerBound(a) => lower_bound::run(a),
         Command::Validate(a) => validate::run(a),
         Command::Compare(a) => compare::run(a),
+        Command::GenTrace(a) => gen_trace::run(a),
     };
     match result {
         Ok(code) => code,

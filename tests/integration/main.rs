@@ -21,3 +21,4 @@ mod cli;
 mod motivating;
 mod properties;
 mod regression;
+mod trace;
