@@ -14,6 +14,7 @@ mod build;
 mod compare;
 mod gen_trace;
 mod lower_bound;
+mod replay;
 mod validate;
 
 use clap::{Parser, Subcommand};
@@ -38,6 +39,8 @@ enum Command {
     Compare(compare::Args),
     /// Make a workload trace (native CSV) from DAG files: N jobs, seeded arrivals and queues.
     GenTrace(gen_trace::Args),
+    /// Replay a workload trace in the cluster simulator under an online scheduler.
+    Replay(replay::Args),
 }
 
 /// Exit status: 0 success, 1 failure (bad input, invalid schedule), 2 bad flags (from clap).
@@ -49,6 +52,7 @@ pub fn run() -> i32 {
         Command::Validate(a) => validate::run(a),
         Command::Compare(a) => compare::run(a),
         Command::GenTrace(a) => gen_trace::run(a),
+        Command::Replay(a) => replay::run(a),
     };
     match result {
         Ok(code) => code,

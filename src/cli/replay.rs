@@ -1,0 +1,175 @@
+//! `graphene replay`
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use graphene::metrics;
+use graphene::model::{ClusterSpec, Workload};
+use graphene::online::{CapacityScheduler, Fifo, Policy};
+use graphene::output::write_atomic;
+use graphene::sim::{self, SimConfig};
+use graphene::trace::{self, TraceFormat, TraceOptions};
+use graphene::{Error, Result};
+
+use super::args::ClusterArgs;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Workload trace: native CSV (see README) or Alibaba v2018 batch tasks.
+    pub trace: PathBuf,
+    /// Trace format (detected from the content when absent).
+    #[arg(long, value_enum)]
+    pub trace_format: Option<TraceFormat>,
+    /// Spread the jobs round-robin over K queues q0..q(K-1), replacing the trace's queues.
+    #[arg(long, value_name = "K")]
+    pub spread_queues: Option<usize>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// Online scheduler: fifo, cs.
+    #[arg(long, default_value = "cs")]
+    pub scheduler: String,
+    /// Queue shares, e.g. q0=0.5,q1=0.5 [default: equal shares of the trace's queues].
+    #[arg(long, value_name = "Q=SHARE,...")]
+    pub queues: Option<String>,
+    /// Seconds between periodic heartbeats of each machine.
+    #[arg(long, default_value_t = 1.0)]
+    pub heartbeat: f64,
+    /// Schedulers see durations and demands off by a factor 1 + U(LOW, HIGH) per stage.
+    #[arg(long, value_name = "LOW:HIGH")]
+    pub misestimate: Option<String>,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Directory for jobs.csv, schedule.csv and summary.json.
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+    /// No summary on standard error.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+fn parse_misestimate(s: &str) -> Result<(f64, f64)> {
+    let bad = || Error::Usage(format!("--misestimate '{s}' is not LOW:HIGH with -1 < LOW <= HIGH"));
+    let (a, b) = s.split_once(':').ok_or_else(bad)?;
+    let lo: f64 = a.trim().parse().map_err(|_| bad())?;
+    let hi: f64 = b.trim().parse().map_err(|_| bad())?;
+    if !(lo > -1.0 && lo <= hi && hi.is_finite()) {
+        return Err(bad());
+    }
+    Ok((lo, hi))
+}
+
+/// Entitled share per queue, in `workload.queues()` order.
+fn shares(spec: Option<&str>, workload: &Workload) -> Result<Vec<f64>> {
+    let queues = workload.queues();
+    let Some(spec) = spec else {
+        return Ok(vec![1.0 / queues.len().max(1) as f64; queues.len()]);
+    };
+    let given: BTreeMap<String, f64> = graphene::formats::cluster::parse_capacity(spec)
+        .map_err(|_| Error::Usage(format!("--queues '{spec}' is not NAME=SHARE,...")))?;
+    for name in given.keys() {
+        if !queues.contains(name) {
+            return Err(Error::Usage(format!(
+                "--queues names '{name}', but the trace's queues are {}",
+                queues.join(", ")
+            )));
+        }
+    }
+    let out: Vec<f64> = queues
+        .iter()
+        .map(|q| given.get(q).copied().ok_or_else(|| Error::Usage(format!("--queues gives no share for queue '{q}'"))))
+        .collect::<Result<_>>()?;
+    let sum: f64 = out.iter().sum();
+    if sum <= 0.0 {
+        return Err(Error::Usage("--queues shares must not all be 0".into()));
+    }
+    Ok(out.iter().map(|s| s / sum).collect())
+}
+
+pub fn run(a: Args) -> Result<i32> {
+    let format = match a.trace_format {
+        Some(f) => f,
+        None => trace::detect(&graphene::formats::read_text(&a.trace)?).map_err(|e| e.in_file(&a.trace))?,
+    };
+    let (workload, skipped) = trace::load(&a.trace, &TraceOptions { format: Some(format), queues: a.spread_queues })?;
+    if !skipped.is_empty() {
+        eprintln!("{}: {skipped}", a.trace.display());
+    }
+    if workload.jobs.is_empty() {
+        return Err(Error::Usage(format!("{}: the trace holds no jobs", a.trace.display())));
+    }
+    let resources = workload.jobs[0].dag.resources.clone();
+    let spec = if format == TraceFormat::Alibaba && a.cluster.cluster.is_none() && a.cluster.capacity.is_none() {
+        // Alibaba's machines: 96 cores and 100 memory units each.
+        let cap = [("cpu".to_string(), trace::alibaba::MACHINE_CPU), ("mem".to_string(), trace::alibaba::MACHINE_MEM)]
+            .into_iter()
+            .collect();
+        let mut s = ClusterSpec::uniform(a.cluster.machines.unwrap_or(4000), cap);
+        if a.cluster.no_overbook {
+            s.overbook.clear();
+        }
+        s
+    } else {
+        a.cluster.spec()?
+    };
+    let cluster = spec.resolve(&resources).map_err(|e| match &a.cluster.cluster {
+        Some(p) => e.in_file(p),
+        None => e,
+    })?;
+    let shares = shares(a.queues.as_deref(), &workload)?;
+    let mut policy: Box<dyn Policy> = match a.scheduler.as_str() {
+        "fifo" => Box::new(Fifo),
+        "cs" => Box::new(CapacityScheduler::new(shares.clone())),
+        other => return Err(Error::Usage(format!("unknown online scheduler '{other}' (known: fifo, cs)"))),
+    };
+    let cfg = SimConfig {
+        heartbeat: a.heartbeat,
+        misestimate: a.misestimate.as_deref().map(parse_misestimate).transpose()?,
+        seed: a.seed,
+    };
+    let result = sim::run(&workload, &cluster, policy.as_mut(), &cfg)?;
+    let summary = metrics::summarize(&workload, &cluster, &result, &shares, 100);
+    std::fs::create_dir_all(&a.out).map_err(|e| Error::Io(e).in_file(&a.out))?;
+    let mut jobs = String::from("job,queue,arrival,finish,jct,tasks\n");
+    for j in &result.jobs {
+        jobs += &format!("{},{},{},{},{},{}\n", j.name, j.queue, j.arrival, j.finish, j.jct(), j.tasks);
+    }
+    write_atomic(&a.out.join("jobs.csv"), jobs.as_bytes())?;
+    let mut sched = String::from("job,task,machine,start,end\n");
+    for r in &result.runs {
+        let job = &workload.jobs[r.job as usize];
+        sched += &format!("{},{},{},{},{}\n", job.name, job.dag.task_name(r.task), r.machine, r.start, r.end);
+    }
+    write_atomic(&a.out.join("schedule.csv"), sched.as_bytes())?;
+    let mut json = serde_json::to_vec_pretty(&serde_json::json!({
+        "trace": a.trace.display().to_string(),
+        "scheduler": policy.name(),
+        "machines": cluster.len(),
+        "seed": a.seed,
+        "summary": summary,
+    }))
+    .expect("serializable");
+    json.push(b'\n');
+    write_atomic(&a.out.join("summary.json"), &json)?;
+    if !a.quiet {
+        eprintln!(
+            "{} on {}: {} jobs, {} tasks, {} machines\n  JCT mean {:.2} median {:.2} p90 {:.2} p99 {:.2} s; makespan {:.2} s\n  Jain (10/60/240 s) {:.3} / {:.3} / {:.3}; decision {:.1} us mean, {:.1} us p99\n  wrote {}/jobs.csv, schedule.csv, summary.json",
+            policy.name(),
+            a.trace.display(),
+            summary.jobs,
+            summary.tasks,
+            cluster.len(),
+            summary.jct.mean,
+            summary.jct.median,
+            summary.jct.p90,
+            summary.jct.p99,
+            summary.makespan,
+            summary.fairness[0].jain_mean,
+            summary.fairness[1].jain_mean,
+            summary.fairness[2].jain_mean,
+            summary.decision_us.mean,
+            summary.decision_us.p99,
+            a.out.display()
+        );
+    }
+    Ok(0)
+}
