@@ -9,6 +9,9 @@
 //! * [`lowerbound`]: critical path, total work and a stage-aware bound.
 //! * [`validate`]: an independent schedule checker.
 //! * [`output`]: schedule reports and atomic file writes.
+//! * [`trace`]: workload traces (native CSV, Alibaba v2018) and synthetic workloads.
+//! * [`sim`]: the event-driven cluster simulator; [`online`] the schedulers it consults;
+//!   [`metrics`] what a replay measures.
 
 // Index loops over fixed resource arrays read better than zipped iterators here.
 #![allow(clippy::needless_range_loop, clippy::single_range_in_vec_init)]
