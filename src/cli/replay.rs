@@ -45,6 +45,10 @@ pub struct Args {
     /// No summary on standard error.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Leave wall-clock decision times out of summary.json so that repeated runs are
+    /// byte-identical.
+    #[arg(long)]
+    pub no_timing: bool,
 }
 
 fn parse_misestimate(s: &str) -> Result<(f64, f64)> {
@@ -127,7 +131,10 @@ pub fn run(a: Args) -> Result<i32> {
         seed: a.seed,
     };
     let result = sim::run(&workload, &cluster, policy.as_mut(), &cfg)?;
-    let summary = metrics::summarize(&workload, &cluster, &result, &shares, 100);
+    let mut summary = metrics::summarize(&workload, &cluster, &result, &shares, 100);
+    if a.no_timing {
+        summary.decision_us = metrics::Stats::of(&[]);
+    }
     std::fs::create_dir_all(&a.out).map_err(|e| Error::Io(e).in_file(&a.out))?;
     let mut jobs = String::from("job,queue,arrival,finish,jct,tasks\n");
     for j in &result.jobs {

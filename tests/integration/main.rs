@@ -21,4 +21,5 @@ mod cli;
 mod motivating;
 mod properties;
 mod regression;
+mod replay;
 mod trace;

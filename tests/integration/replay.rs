@@ -1,0 +1,104 @@
+//! `graphene replay` through the CLI: exact JCTs on a hand-checked trace, output files,
+//! determinism, and bad flags.
+
+use crate::util::{assert_no_panic, repo, run, tempdir, write};
+
+/// Job A (4 tasks of 10 s, cpu 1) arrives at 0 on one machine with 2 cores, job B (1 task of
+/// 5 s) at 1. FIFO: A's tasks run at 0, 0, 10, 10, so B starts at 20 and ends at 25 (JCT 24).
+/// CS with two equal queues: when the first A task ends at 10, q0 runs one task and q1 none, so
+/// B runs from 10 to 15 (JCT 14) and A's last task starts at 15 (A ends at 25, JCT 25).
+const TRACE: &str = "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations
+A,0,q0,s,4,10,1,1,0,0,,
+B,1,q1,s,1,5,1,1,0,0,,
+";
+
+fn jcts(dir: &std::path::Path) -> Vec<(String, f64)> {
+    let text = std::fs::read_to_string(dir.join("jobs.csv")).expect("jobs.csv written");
+    text.lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[0].to_string(), f[4].parse().expect("numeric jct"))
+        })
+        .collect()
+}
+
+fn replay(trace: &std::path::Path, scheduler: &str, out: &std::path::Path) {
+    run(&[
+        "replay".as_ref(),
+        trace.as_os_str(),
+        "--machines".as_ref(),
+        "1".as_ref(),
+        "--capacity".as_ref(),
+        "cpu=2,mem=8".as_ref(),
+        "--scheduler".as_ref(),
+        scheduler.as_ref(),
+        "--out".as_ref(),
+        out.as_os_str(),
+        "-q".as_ref(),
+    ])
+    .ok();
+}
+
+#[test]
+fn fifo_and_cs_give_the_hand_computed_jcts() {
+    let dir = tempdir();
+    let trace = write(dir.path(), "t.csv", TRACE);
+    replay(&trace, "fifo", &dir.path().join("fifo"));
+    assert_eq!(jcts(&dir.path().join("fifo")), vec![("A".into(), 20.0), ("B".into(), 24.0)]);
+    replay(&trace, "cs", &dir.path().join("cs"));
+    assert_eq!(jcts(&dir.path().join("cs")), vec![("A".into(), 25.0), ("B".into(), 14.0)]);
+    let schedule = std::fs::read_to_string(dir.path().join("cs/schedule.csv")).unwrap();
+    assert_eq!(schedule.lines().count(), 1 + 5, "a header and one row per task");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("cs/summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["summary"]["makespan"], 25.0);
+    assert_eq!(summary["summary"]["jct"]["mean"], 19.5);
+}
+
+#[test]
+fn replay_is_byte_identical_for_a_seed() {
+    let dir = tempdir();
+    let trace = repo("traces/small.csv");
+    for i in 0..2 {
+        let out = dir.path().join(format!("r{i}"));
+        run(&[
+            "replay".as_ref(),
+            trace.as_os_str(),
+            "--misestimate=-0.5:0.5".as_ref(),
+            "--seed".as_ref(),
+            "9".as_ref(),
+            "--no-timing".as_ref(),
+            "-q".as_ref(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ])
+        .ok();
+    }
+    for f in ["jobs.csv", "schedule.csv", "summary.json"] {
+        let a = std::fs::read(dir.path().join("r0").join(f)).unwrap();
+        let b = std::fs::read(dir.path().join("r1").join(f)).unwrap();
+        assert!(a == b, "{f} differs between two runs with the same seed");
+    }
+}
+
+#[test]
+fn bad_replay_flags_are_clear_errors() {
+    let dir = tempdir();
+    let trace = write(dir.path(), "t.csv", TRACE);
+    for (flags, needle) in [
+        (vec!["--scheduler", "nope"], "unknown online scheduler"),
+        (vec!["--misestimate", "2:1"], "--misestimate"),
+        (vec!["--queues", "zz=1"], "trace's queues are q0, q1"),
+        (vec!["--heartbeat", "0"], "heartbeat"),
+    ] {
+        let mut args: Vec<std::ffi::OsString> = vec!["replay".into(), trace.clone().into()];
+        args.extend(flags.iter().map(|f| f.into()));
+        args.push("--out".into());
+        args.push(dir.path().join("o").into());
+        let r = run(&args);
+        assert_no_panic(&r);
+        assert_eq!(r.code, Some(1), "{flags:?} should fail");
+        assert!(r.stderr.contains(needle), "{flags:?}: stderr was {}", r.stderr);
+    }
+}
