@@ -19,6 +19,7 @@
 pub mod baselines;
 pub mod compare;
 pub mod error;
+pub mod fairness;
 pub mod formats;
 pub mod lowerbound;
 pub mod metrics;
