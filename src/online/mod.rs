@@ -5,9 +5,13 @@
 
 mod capacity;
 mod fifo;
+mod graphene;
+mod priority_cache;
 
 pub use capacity::CapacityScheduler;
 pub use fifo::Fifo;
+pub use graphene::{Eta, Graphene, GrapheneOnline};
+pub use priority_cache::PriorityCache;
 
 use crate::model::{ResVec, TaskId};
 use crate::sim::View;

@@ -1,0 +1,462 @@
+//! Graphene's online scheduler (the "Online" part of the notes).
+//!
+//! At a heartbeat of machine m with free vector A:
+//! * Candidates are stage-level: for every runnable stage of every active job, its lowest-id
+//!   runnable task stands for the stage (tasks of a stage share code and, in the traces we
+//!   replay, demands), so a heartbeat costs O(runnable stages), not O(runnable tasks). A
+//!   candidate must fit A on hard resources; overbookable resources may be allocated up to
+//!   `overbook` x capacity (and a task may always take an overbookable resource that nothing on
+//!   the machine uses yet, so a task bigger than the allowance can never starve).
+//! * pScore = dot(demand / cap(m), max(A, 0) / cap(m)), times `rp` when the task is *remote*:
+//!   the simulator has no data placement, so a task counts as remote when it has a one-to-one
+//!   parent (the notes' "can be local" edge) that ran on another machine. All-to-all children
+//!   read from every parent task anyway and are never penalised.
+//! * perfScore = pScore x priScore - eta x srpt(job), priScore from [`PriorityCache`], srpt(job)
+//!   = sum over the job's not-yet-launched tasks of estimated duration x (sum over resources of
+//!   requested demand / cluster total), kept incrementally.
+//! * eta (Auto): eta = avg(pScore x priScore) / avg(srpt), both exponentially weighted moving
+//!   averages (weight 0.1 per heartbeat) of the per-heartbeat means over candidates, so the two
+//!   terms have the same average magnitude and neither dominates.
+//! * Fairness: deficit counters per queue ([`Deficits`]); when `must_serve` names a queue, only
+//!   its tasks are considered, and if none fits this machine the machine stays idle for it.
+//! * Bundling: one pass scores all candidates; the best `bundle` of them are walked in order and
+//!   each stage yields as many tasks as fit; a new pass runs only if the last one allocated.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::priority_cache::PriorityCache;
+use super::{Policy, TaskRef};
+use crate::fairness::{Deficits, FairnessMode};
+use crate::model::{EdgeKind, ResVec, CAPACITY_EPS, MAX_RESOURCES};
+use crate::sim::View;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Eta {
+    Auto,
+    Fixed(f64),
+}
+
+#[derive(Clone, Debug)]
+pub struct GrapheneOnline {
+    /// Unfairness bound as a fraction of the cluster (`None`: no fairness enforcement).
+    pub kappa: Option<f64>,
+    pub eta: Eta,
+    /// Remote penalty in [0, 1] on pScore.
+    pub rp: f64,
+    pub fairness: FairnessMode,
+    /// Share per queue index; empty = equal shares; queues beyond the list get share 0.
+    pub shares: Vec<f64>,
+    /// Jobs with fewer tasks bypass the offline constructor.
+    pub bypass_tasks: usize,
+    /// Overbookable resources may be allocated up to this multiple of capacity.
+    pub overbook: f64,
+    /// Candidates allocated from per scoring pass.
+    pub bundle: usize,
+    /// Machines of the virtual cluster the offline constructor plans each job on.
+    pub offline_machines: usize,
+}
+
+impl Default for GrapheneOnline {
+    /// kappa 0.1 (10% of the cluster, the DRF unit, of tolerated unfairness), eta auto, rp 0.9
+    /// (a 10% penalty, Tetris's choice as we recall it), DRF fairness, equal shares, bypass below
+    /// 8 tasks (the offline search only pays off with some structure), overbooking up to 1.2x,
+    /// bundles of 16, 10 offline machines (the CLI's default cluster size).
+    fn default() -> Self {
+        GrapheneOnline {
+            kappa: Some(0.1),
+            eta: Eta::Auto,
+            rp: 0.9,
+            fairness: FairnessMode::Drf,
+            shares: Vec::new(),
+            bypass_tasks: 8,
+            overbook: 1.2,
+            bundle: 16,
+            offline_machines: 10,
+        }
+    }
+}
+
+struct JobInfo {
+    pri: Arc<Vec<f32>>,
+    srpt: f64,
+    /// Machine each task was placed on, for jobs with one-to-one edges only.
+    place: Option<Vec<u32>>,
+}
+
+#[derive(Clone, Copy)]
+struct Cand {
+    job: u32,
+    stage: u32,
+    group: usize,
+    p: f64,
+    srpt: f64,
+    perf: f64,
+}
+
+pub struct Graphene {
+    cfg: GrapheneOnline,
+    pub cache: PriorityCache,
+    jobs: HashMap<u32, JobInfo>,
+    deficits: Deficits,
+    total: Option<ResVec>,
+    avg_p: f64,
+    avg_s: f64,
+    seen: bool,
+    active_groups: Vec<bool>,
+    cands: Vec<Cand>,
+}
+
+impl Graphene {
+    pub fn new(cfg: GrapheneOnline) -> Graphene {
+        let deficits = Deficits::new(cfg.shares.clone(), cfg.kappa, cfg.fairness);
+        Graphene {
+            cache: PriorityCache::new(cfg.bypass_tasks, cfg.offline_machines),
+            cfg,
+            jobs: HashMap::new(),
+            deficits,
+            total: None,
+            avg_p: 0.0,
+            avg_s: 0.0,
+            seen: false,
+            active_groups: Vec::new(),
+            cands: Vec::new(),
+        }
+    }
+
+    pub fn deficits(&self) -> &Deficits {
+        &self.deficits
+    }
+
+    fn total(&mut self, view: &View) -> ResVec {
+        if let Some(t) = self.total {
+            return t;
+        }
+        let t = view.caps.iter().fold(ResVec::ZERO, |a, c| a.add(c));
+        self.total = Some(t);
+        if self.deficits.mode() == FairnessMode::Slot {
+            self.deficits = self.deficits.clone().with_capacity(view.caps.len() as f64);
+        }
+        t
+    }
+
+    fn ensure_group(&mut self, g: usize) {
+        if g >= self.deficits.len() {
+            let share = if self.cfg.shares.is_empty() { 1.0 } else { 0.0 };
+            self.deficits.grow(g + 1, share);
+        }
+        if g >= self.active_groups.len() {
+            self.active_groups.resize(g + 1, false);
+        }
+    }
+
+    fn work(view: &View, total: &ResVec, job: u32, t: u32) -> f64 {
+        let d = view.requested(job, t);
+        let norm: f64 = (0..view.dims).filter(|&r| total.0[r] > 0.0).map(|r| d.0[r].max(0.0) / total.0[r]).sum();
+        let w = view.estimated_duration(job, t) * norm;
+        if w.is_finite() {
+            w
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Whether `d` fits `left` (hard dims: what is free; soft dims: the overbooking allowance).
+fn fits(view: &View, d: &ResVec, left: &ResVec, empty_soft: &[bool; MAX_RESOURCES]) -> bool {
+    (0..view.dims).all(|r| {
+        d.0[r] <= left.0[r] * (1.0 + CAPACITY_EPS) + CAPACITY_EPS || (!view.hard[r] && empty_soft[r])
+    })
+}
+
+impl Policy for Graphene {
+    fn name(&self) -> String {
+        "graphene".into()
+    }
+
+    fn job_arrived(&mut self, view: &View, job: u32) {
+        let total = self.total(view);
+        let dag = view.dag(job);
+        let mut overbook = [false; MAX_RESOURCES];
+        for r in 0..view.dims {
+            overbook[r] = !view.hard[r];
+        }
+        let pri = self.cache.scores(
+            dag,
+            |t| (view.estimated_duration(job, t), view.requested(job, t)),
+            view.caps,
+            overbook,
+        );
+        let srpt = (0..dag.len() as u32).map(|t| Self::work(view, &total, job, t)).sum();
+        let local = dag.stages.iter().any(|s| s.parents.iter().any(|e| e.kind == EdgeKind::OneToOne));
+        let place = local.then(|| vec![u32::MAX; dag.len()]);
+        self.ensure_group(view.queue(job) as usize);
+        self.jobs.insert(job, JobInfo { pri, srpt, place });
+    }
+
+    fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
+        let total = self.total(view);
+        let Some(cap) = view.caps.get(machine).copied() else { return };
+        let ob = if self.cfg.overbook.is_finite() { self.cfg.overbook.max(1.0) } else { 1.0 };
+        let mut left = *free;
+        let mut empty_soft = [false; MAX_RESOURCES];
+        for r in 0..view.dims {
+            if !view.hard[r] {
+                empty_soft[r] = free.0[r] >= cap.0[r] * (1.0 - CAPACITY_EPS);
+                left.0[r] += (ob - 1.0) * cap.0[r];
+            }
+        }
+        for a in self.active_groups.iter_mut() {
+            *a = false;
+        }
+        for &job in view.active() {
+            if view.job_state(job).runnable_count > 0 {
+                let g = view.queue(job) as usize;
+                self.ensure_group(g);
+                self.active_groups[g] = true;
+            }
+        }
+        let mut tentative = self.deficits.clone();
+        let mut taken: HashMap<(u32, u32), usize> = HashMap::new();
+        let rp = if self.cfg.rp.is_finite() { self.cfg.rp.clamp(0.0, 1.0) } else { 1.0 };
+        loop {
+            // One scoring pass.
+            let mut cands = std::mem::take(&mut self.cands);
+            cands.clear();
+            for &job in view.active() {
+                let st = view.job_state(job);
+                if st.runnable_count == 0 {
+                    continue;
+                }
+                let Some(info) = self.jobs.get(&job) else { continue };
+                let dag = view.dag(job);
+                for &s in &st.runnable_stages {
+                    let skip = taken.get(&(job, s)).copied().unwrap_or(0);
+                    let Some(&t) = st.runnable_in(s).iter().rev().nth(skip) else { continue };
+                    let d = view.requested(job, t);
+                    if !fits(view, &d, &left, &empty_soft) {
+                        continue;
+                    }
+                    let mut p = 0.0;
+                    for r in 0..view.dims {
+                        if cap.0[r] > 0.0 {
+                            p += (d.0[r] / cap.0[r]) * (left.0[r].max(0.0).min(cap.0[r]) / cap.0[r]);
+                        }
+                    }
+                    if let Some(place) = &info.place {
+                        let task = &dag.tasks[t as usize];
+                        let remote = dag.stages[s as usize].parents.iter().any(|e| {
+                            e.kind == EdgeKind::OneToOne && {
+                                let pt = dag.stages[e.stage as usize].first + task.index;
+                                place.get(pt as usize).is_some_and(|&pm| pm != u32::MAX && pm != machine as u32)
+                            }
+                        });
+                        if remote {
+                            p *= rp;
+                        }
+                    }
+                    let pri = info.pri.get(t as usize).copied().unwrap_or(0.0) as f64;
+                    cands.push(Cand { job, stage: s, group: view.queue(job) as usize, p: p * pri, srpt: info.srpt, perf: 0.0 });
+                }
+            }
+            if cands.is_empty() {
+                self.cands = cands;
+                break;
+            }
+            let n = cands.len() as f64;
+            let mp = cands.iter().map(|c| c.p).sum::<f64>() / n;
+            let ms = cands.iter().map(|c| c.srpt).sum::<f64>() / n;
+            if self.seen {
+                self.avg_p += 0.1 * (mp - self.avg_p);
+                self.avg_s += 0.1 * (ms - self.avg_s);
+            } else {
+                self.avg_p = mp;
+                self.avg_s = ms;
+                self.seen = true;
+            }
+            let eta = match self.cfg.eta {
+                Eta::Fixed(e) if e.is_finite() => e,
+                Eta::Fixed(_) => 0.0,
+                Eta::Auto if self.avg_s > 0.0 => self.avg_p / self.avg_s,
+                Eta::Auto => 0.0,
+            };
+            for c in cands.iter_mut() {
+                c.perf = c.p - eta * c.srpt;
+            }
+            cands.sort_by(|a, b| b.perf.total_cmp(&a.perf).then(a.job.cmp(&b.job)).then(a.stage.cmp(&b.stage)));
+            let mut allocated = 0;
+            let mut walked = 0;
+            for c in cands.iter() {
+                if walked == self.cfg.bundle.max(1) {
+                    break;
+                }
+                let forced = tentative.must_serve_among(&self.active_groups);
+                if forced.is_some_and(|g| g != c.group) {
+                    continue;
+                }
+                walked += 1;
+                let st = view.job_state(c.job);
+                let skip = taken.get(&(c.job, c.stage)).copied().unwrap_or(0);
+                for &t in st.runnable_in(c.stage).iter().rev().skip(skip) {
+                    let d = view.requested(c.job, t);
+                    if !fits(view, &d, &left, &empty_soft) {
+                        break;
+                    }
+                    left.sub_assign(&d);
+                    for r in 0..view.dims {
+                        if d.0[r] > 0.0 {
+                            empty_soft[r] = false;
+                        }
+                    }
+                    out.push(TaskRef { job: c.job, task: t });
+                    *taken.entry((c.job, c.stage)).or_insert(0) += 1;
+                    allocated += 1;
+                    if let Some(place) = self.jobs.get_mut(&c.job).and_then(|i| i.place.as_mut()) {
+                        if let Some(p) = place.get_mut(t as usize) {
+                            *p = machine as u32;
+                        }
+                    }
+                    let f = self.cfg.fairness.factor(&d, &total, view.dims);
+                    tentative.charge_among(c.group, f, &self.active_groups);
+                    if tentative.must_serve_among(&self.active_groups).is_some_and(|g| g != c.group) {
+                        break;
+                    }
+                }
+            }
+            self.cands = cands;
+            if allocated == 0 {
+                break;
+            }
+        }
+    }
+
+    fn launched(&mut self, view: &View, t: TaskRef) {
+        let total = self.total(view);
+        let g = view.queue(t.job) as usize;
+        self.ensure_group(g);
+        let d = view.requested(t.job, t.task);
+        let f = self.cfg.fairness.factor(&d, &total, view.dims);
+        let mut active = self.active_groups.clone();
+        active[g] = true;
+        self.deficits.charge_among(g, f, &active);
+        let w = Self::work(view, &total, t.job, t.task);
+        if let Some(info) = self.jobs.get_mut(&t.job) {
+            info.srpt = (info.srpt - w).max(0.0);
+        }
+    }
+
+    fn finished(&mut self, view: &View, t: TaskRef) {
+        if view.job_state(t.job).finish.is_some() {
+            self.jobs.remove(&t.job);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::{parse_dags, LoadOptions};
+    use crate::model::{ClusterSpec, Job, Workload};
+    use crate::online::{CapacityScheduler, Fifo};
+    use crate::sim::{run, SimConfig, SimResult};
+
+    fn motivating(copies: usize, queues: bool) -> (Workload, crate::model::Cluster) {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/traces/motivating.json")).unwrap();
+        let dag = parse_dags(&text, "motivating.json", &LoadOptions::default()).unwrap().remove(0);
+        let jobs = (0..copies)
+            .map(|i| Job {
+                name: format!("J{i}"),
+                arrival: 0.0,
+                queue: if queues { format!("q{i}") } else { "q".into() },
+                dag: dag.clone(),
+            })
+            .collect();
+        let cap = [("cpu".to_string(), 12.0), ("mem".to_string(), 12.0), ("disk".to_string(), 12.0)].into_iter().collect();
+        let mut spec = ClusterSpec::uniform(1, cap);
+        spec.overbook = vec![];
+        let c = spec.resolve(&dag.resources).unwrap();
+        (Workload { jobs }, c)
+    }
+
+    fn avg(r: &SimResult) -> f64 {
+        r.jobs.iter().map(|j| j.jct()).sum::<f64>() / r.jobs.len() as f64
+    }
+
+    fn jcts(r: &SimResult) -> Vec<f64> {
+        r.jobs.iter().map(|j| j.jct()).collect()
+    }
+
+    /// Two copies of the motivating DAG (three 1 s cpu=9 tasks, each the parent of one long
+    /// cpu=mem=disk=4 task) on one 12/12/12 machine. A cpu=9 task never runs beside a long task
+    /// (9 + 4 > 12), so the best order runs one job's three short tasks (0-3), its three long
+    /// tasks together (3-103), then the other job (103-206): JCTs 103 and 206, average 154.5.
+    /// FIFO and CS (breadth-first) find exactly that. Graphene does NOT: the second job's first
+    /// short task has priScore 1 and pScore 0.75 (0.75 overall) and beats the first job's second
+    /// short task (priScore 0.8, 0.6 overall); the SRPT term cannot separate two identical jobs
+    /// (their remaining work differs by 0.75 of about 296), so the jobs interleave and long
+    /// tasks of both block the remaining short ones. Measured: 200 and 204 in one queue, 202
+    /// and 202 in two queues. This test pins those numbers; beating FIFO here needs an
+    /// online rule that keeps a job's priScore order across jobs (left open, see report).
+    #[test]
+    fn motivating_pair_exact_jcts() {
+        for (queues, want) in [(false, vec![200.0, 204.0]), (true, vec![202.0, 202.0])] {
+            let (w, c) = motivating(2, queues);
+            let f = run(&w, &c, &mut Fifo, &SimConfig::default()).unwrap();
+            let cs = run(&w, &c, &mut CapacityScheduler::new(vec![0.5, 0.5]), &SimConfig::default()).unwrap();
+            let mut g = Graphene::new(GrapheneOnline { bypass_tasks: 0, ..Default::default() });
+            let gr = run(&w, &c, &mut g, &SimConfig::default()).unwrap();
+            assert_eq!(jcts(&f), vec![103.0, 206.0]);
+            assert_eq!(jcts(&cs), vec![103.0, 206.0]);
+            assert_eq!(jcts(&gr), want, "queues: {queues}");
+            assert_eq!(avg(&f), 154.5);
+        }
+    }
+
+    /// A single copy: Graphene's offline order (s1, s2, s3, then the long tasks) is followed:
+    /// 3 s of short tasks then the longest long task, 103.
+    #[test]
+    fn motivating_single_job_is_optimal() {
+        let (w, c) = motivating(1, false);
+        for bypass in [0, 8] {
+            let mut g = Graphene::new(GrapheneOnline { bypass_tasks: bypass, ..Default::default() });
+            let r = run(&w, &c, &mut g, &SimConfig::default()).unwrap();
+            assert_eq!(jcts(&r), vec![103.0], "bypass {bypass}");
+        }
+    }
+
+    /// Identical DAGs share one offline build; the bypass rule is cached too.
+    #[test]
+    fn priority_cache_reuses_identical_dags() {
+        let (w, c) = motivating(5, true);
+        let mut g = Graphene::new(GrapheneOnline { bypass_tasks: 0, ..Default::default() });
+        run(&w, &c, &mut g, &SimConfig::default()).unwrap();
+        assert_eq!((g.cache.builds, g.cache.hits, g.cache.len()), (1, 4, 1));
+        let mut g = Graphene::new(GrapheneOnline::default());
+        run(&w, &c, &mut g, &SimConfig::default()).unwrap();
+        assert_eq!((g.cache.builds, g.cache.bypassed, g.cache.hits), (0, 1, 4));
+    }
+
+    /// Same seed (with misestimation drawing random factors): identical runs.
+    #[test]
+    fn deterministic_for_a_seed() {
+        let (w, c) = motivating(4, true);
+        let cfg = SimConfig { misestimate: Some((-0.3, 0.3)), seed: 7, ..Default::default() };
+        let once = |_: ()| {
+            let mut g = Graphene::new(GrapheneOnline { bypass_tasks: 0, ..Default::default() });
+            let r = run(&w, &c, &mut g, &cfg).unwrap();
+            r.runs.iter().map(|t| (t.job, t.task, t.machine, t.start.to_bits(), t.end.to_bits())).collect::<Vec<_>>()
+        };
+        assert_eq!(once(()), once(()));
+    }
+
+    /// With two queues and kappa set, the deficit bound for two groups holds over a run.
+    #[test]
+    fn run_respects_two_queue_deficit_bound() {
+        let (w, c) = motivating(6, true);
+        let w = Workload { jobs: w.jobs.into_iter().enumerate().map(|(i, mut j)| { j.queue = format!("q{}", i % 2); j }).collect() };
+        let mut g = Graphene::new(GrapheneOnline { kappa: Some(0.05), ..Default::default() });
+        run(&w, &c, &mut g, &SimConfig::default()).unwrap();
+        // DRF: C = 1; the largest factor is a cpu=9 task on a 12-cpu cluster, 0.75.
+        assert!(g.deficits().max_seen() <= 0.05 + 0.75 + 1e-9, "{}", g.deficits().max_seen());
+    }
+}
