@@ -26,6 +26,7 @@
 //! * More groups: `K + F` can be exceeded (serving the most-owed group credits a runner-up by up
 //!   to `F` times its share, and varying factors can ratchet that); the tested bound is `K + 2F`
 //!   (property test over up to five groups, random shares, factors and active sets; not proved).
+//!
 //! The extra `F` is unavoidable: a group just below `K` is credited by the very allocation a
 //! less-owed group receives. [`Deficits::max_seen`] records the largest deficit ever reached so
 //! callers and tests can check the bound.
