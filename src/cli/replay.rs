@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use graphene::metrics;
 use graphene::model::{ClusterSpec, Workload};
-use graphene::online::{CapacityScheduler, Fifo, Policy};
+use graphene::fairness::FairnessMode;
+use graphene::online::{CapacityScheduler, Eta, Fifo, Graphene, GrapheneOnline, Policy};
 use graphene::output::write_atomic;
 use graphene::sim::{self, SimConfig};
 use graphene::trace::{self, TraceFormat, TraceOptions};
@@ -25,9 +26,23 @@ pub struct Args {
     pub spread_queues: Option<usize>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
-    /// Online scheduler: fifo, cs.
+    /// Online scheduler: graphene, fifo, cs.
     #[arg(long, default_value = "cs")]
     pub scheduler: String,
+    /// graphene: bounded unfairness; a queue owed more than KAPPA x cluster capacity is served
+    /// first [default: 0.1; "none" turns the bound off].
+    #[arg(long, value_name = "K")]
+    pub kappa: Option<String>,
+    /// graphene: weight of shortest-remaining-work against packing x priority, or "auto".
+    #[arg(long, value_name = "E|auto", default_value = "auto")]
+    pub eta: String,
+    /// graphene: remote penalty multiplying the packing score of tasks that would read remote
+    /// data.
+    #[arg(long, value_name = "R")]
+    pub rp: Option<f64>,
+    /// graphene: fairness unit for the deficit counters.
+    #[arg(long, value_enum, default_value = "drf")]
+    pub fairness: Fairness,
     /// Queue shares, e.g. q0=0.5,q1=0.5 [default: equal shares of the trace's queues].
     #[arg(long, value_name = "Q=SHARE,...")]
     pub queues: Option<String>,
@@ -49,6 +64,12 @@ pub struct Args {
     /// byte-identical.
     #[arg(long)]
     pub no_timing: bool,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum Fairness {
+    Slot,
+    Drf,
 }
 
 fn parse_misestimate(s: &str) -> Result<(f64, f64)> {
@@ -89,6 +110,36 @@ fn shares(spec: Option<&str>, workload: &Workload) -> Result<Vec<f64>> {
     Ok(out.iter().map(|s| s / sum).collect())
 }
 
+fn graphene_config(a: &Args, shares: &[f64]) -> Result<GrapheneOnline> {
+    let mut cfg = GrapheneOnline { shares: shares.to_vec(), ..GrapheneOnline::default() };
+    cfg.kappa = match a.kappa.as_deref() {
+        None => cfg.kappa,
+        Some("none") => None,
+        Some(k) => match k.parse::<f64>() {
+            Ok(v) if (0.0..1.0).contains(&v) => Some(v),
+            _ => return Err(Error::Usage(format!("--kappa '{k}' must be a number in [0, 1) or none"))),
+        },
+    };
+    cfg.eta = match a.eta.as_str() {
+        "auto" => Eta::Auto,
+        e => match e.parse::<f64>() {
+            Ok(v) if v >= 0.0 && v.is_finite() => Eta::Fixed(v),
+            _ => return Err(Error::Usage(format!("--eta '{e}' must be a number >= 0 or auto"))),
+        },
+    };
+    if let Some(rp) = a.rp {
+        if !(0.0..=1.0).contains(&rp) {
+            return Err(Error::Usage(format!("--rp {rp} must be in [0, 1]")));
+        }
+        cfg.rp = rp;
+    }
+    cfg.fairness = match a.fairness {
+        Fairness::Slot => FairnessMode::Slot,
+        Fairness::Drf => FairnessMode::Drf,
+    };
+    Ok(cfg)
+}
+
 pub fn run(a: Args) -> Result<i32> {
     let format = match a.trace_format {
         Some(f) => f,
@@ -123,7 +174,8 @@ pub fn run(a: Args) -> Result<i32> {
     let mut policy: Box<dyn Policy> = match a.scheduler.as_str() {
         "fifo" => Box::new(Fifo),
         "cs" => Box::new(CapacityScheduler::new(shares.clone())),
-        other => return Err(Error::Usage(format!("unknown online scheduler '{other}' (known: fifo, cs)"))),
+        "graphene" => Box::new(Graphene::new(graphene_config(&a, &shares)?)),
+        other => return Err(Error::Usage(format!("unknown online scheduler '{other}' (known: graphene, fifo, cs)"))),
     };
     let cfg = SimConfig {
         heartbeat: a.heartbeat,
