@@ -36,11 +36,9 @@ impl Policy for CapacityScheduler {
             if order.is_empty() {
                 break;
             }
-            order.sort_by(|&a, &b| {
-                let ua = running[a] as f64 / self.shares[a].max(1e-12);
-                let ub = running[b] as f64 / self.shares[b].max(1e-12);
-                ua.total_cmp(&ub).then(a.cmp(&b))
-            });
+            // A queue without a guaranteed share is never below it: it comes last.
+            let usage = |q: usize| if self.shares[q] > 0.0 { running[q] as f64 / self.shares[q] } else { f64::INFINITY };
+            order.sort_by(|&a, &b| usage(a).total_cmp(&usage(b)).then(a.cmp(&b)));
             let q = order[0];
             let mut took = false;
             for &job in view.active() {
@@ -56,6 +54,16 @@ impl Policy for CapacityScheduler {
             if !took {
                 blocked[q] = true;
             }
+        }
+    }
+
+    /// A queue the shares did not name gets share 0: it is served only when no named queue
+    /// can use the resources.
+    fn job_arrived(&mut self, view: &View, job: u32) {
+        let q = view.queue(job) as usize;
+        if q >= self.shares.len() {
+            self.shares.resize(q + 1, 0.0);
+            self.running.resize(q + 1, 0);
         }
     }
 

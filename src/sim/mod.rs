@@ -543,6 +543,9 @@ mod tests {
         let w = Workload { jobs: vec![job("A", 0.0, "q0", 4, 10.0), job("B", 1.0, "q1", 1, 5.0)] };
         let r = run(&w, &cluster(), &mut CapacityScheduler::new(vec![0.5, 0.5]), &SimConfig::default()).unwrap();
         assert_eq!(jcts(&r), vec![25.0, 14.0]);
+        // Shares that name only the first queue: the second still gets served, last.
+        let r = run(&w, &cluster(), &mut CapacityScheduler::new(vec![1.0]), &SimConfig::default()).unwrap();
+        assert_eq!(jcts(&r), vec![20.0, 24.0]);
     }
 
     /// Overbooking a fungible resource slows tasks in proportion: two tasks each using the
