@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use graphene::metrics;
 use graphene::model::{ClusterSpec, Workload};
 use graphene::fairness::FairnessMode;
-use graphene::online::{CapacityScheduler, Eta, Fifo, Graphene, GrapheneOnline, Policy};
+use graphene::online::{self, Eta, GrapheneOnline, OnlineSettings};
 use graphene::output::write_atomic;
 use graphene::sim::{self, SimConfig};
 use graphene::trace::{self, TraceFormat, TraceOptions};
@@ -26,7 +26,7 @@ pub struct Args {
     pub spread_queues: Option<usize>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
-    /// Online scheduler: graphene, fifo, cs.
+    /// Online scheduler (see README): graphene, cs, fifo.
     #[arg(long, default_value = "cs")]
     pub scheduler: String,
     /// graphene: bounded unfairness; a queue owed more than KAPPA x cluster capacity is served
@@ -171,12 +171,8 @@ pub fn run(a: Args) -> Result<i32> {
         None => e,
     })?;
     let shares = shares(a.queues.as_deref(), &workload)?;
-    let mut policy: Box<dyn Policy> = match a.scheduler.as_str() {
-        "fifo" => Box::new(Fifo),
-        "cs" => Box::new(CapacityScheduler::new(shares.clone())),
-        "graphene" => Box::new(Graphene::new(graphene_config(&a, &shares)?)),
-        other => return Err(Error::Usage(format!("unknown online scheduler '{other}' (known: graphene, fifo, cs)"))),
-    };
+    let settings = OnlineSettings { shares: shares.clone(), graphene: graphene_config(&a, &shares)?, seed: a.seed };
+    let mut policy = online::by_name(&a.scheduler, &settings)?;
     let cfg = SimConfig {
         heartbeat: a.heartbeat,
         misestimate: a.misestimate.as_deref().map(parse_misestimate).transpose()?,

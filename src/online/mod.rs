@@ -42,6 +42,35 @@ pub trait Policy {
     fn finished(&mut self, _view: &View, _t: TaskRef) {}
 }
 
+/// Settings shared by the online schedulers that `by_name` builds.
+#[derive(Clone, Debug)]
+pub struct OnlineSettings {
+    /// Entitled share per queue, in `Workload::queues()` order.
+    pub shares: Vec<f64>,
+    /// Graphene's online knobs (kappa, eta, rp, fairness; its `shares` are replaced by the
+    /// ones above).
+    pub graphene: GrapheneOnline,
+    pub seed: u64,
+}
+
+/// Online scheduler names `by_name` accepts.
+pub const NAMES: &[&str] = &["graphene", "cs", "fifo"];
+
+/// Builds the online scheduler called `name`.
+pub fn by_name(name: &str, s: &OnlineSettings) -> crate::Result<Box<dyn Policy>> {
+    Ok(match name {
+        "graphene" => Box::new(Graphene::new(GrapheneOnline { shares: s.shares.clone(), ..s.graphene.clone() })),
+        "cs" => Box::new(CapacityScheduler::new(s.shares.clone())),
+        "fifo" => Box::new(Fifo),
+        other => {
+            return Err(crate::Error::Usage(format!(
+                "unknown online scheduler '{other}' (known: {})",
+                NAMES.join(", ")
+            )))
+        }
+    })
+}
+
 /// True when `demand` fits `free` on every resource that cannot be overbooked.
 pub fn fits(view: &View, demand: &ResVec, free: &ResVec) -> bool {
     let hard = view.hard;

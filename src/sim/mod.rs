@@ -126,6 +126,9 @@ pub struct SimResult {
     /// Wall-clock microseconds the policy spent per heartbeat that had runnable work.
     pub decision_us: Vec<f32>,
     pub makespan: f64,
+    /// Per job and stage, the (duration, demand) factors policies saw (1 without
+    /// misestimation); a task's allocation was its demand times the second.
+    pub factors: Vec<Vec<(f64, f64)>>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -333,7 +336,7 @@ pub fn run(workload: &Workload, cluster: &Cluster, policy: &mut dyn Policy, cfg:
         })
         .collect::<Vec<_>>();
     let makespan = jobs.iter().map(|j| j.finish).fold(0.0, f64::max);
-    Ok(SimResult { jobs, runs: sim.runs, decision_us: sim.decision_us, makespan })
+    Ok(SimResult { jobs, runs: sim.runs, decision_us: sim.decision_us, makespan, factors: sim.factors })
 }
 
 impl<'w> Sim<'w> {
