@@ -190,3 +190,20 @@ mod tests {
         assert_eq!(bins, vec![10.0, 20.0, 10.0]);
     }
 }
+
+/// Per-job normalized JCT gap of `other` against `base`: (jct_base - jct) / jct_base, so that
+/// positive means `other` finished the job sooner. Jobs pair up by position (both replays of
+/// the same workload); jobs whose base JCT is 0 are left out.
+pub fn jct_gaps(base: &SimResult, other: &SimResult) -> Vec<f64> {
+    base.jobs
+        .iter()
+        .zip(&other.jobs)
+        .filter(|(b, _)| b.jct() > 0.0)
+        .map(|(b, o)| (b.jct() - o.jct()) / b.jct())
+        .collect()
+}
+
+/// The 10th, 25th, 50th, 75th and 90th percentiles of `values`.
+pub fn gap_percentiles(values: &[f64]) -> [f64; 5] {
+    [0.10, 0.25, 0.50, 0.75, 0.90].map(|q| quantile(values, q))
+}

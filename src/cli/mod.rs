@@ -15,6 +15,7 @@ mod compare;
 mod gen_trace;
 mod lower_bound;
 mod replay;
+mod replay_compare;
 mod validate;
 
 use clap::{Parser, Subcommand};
@@ -41,6 +42,8 @@ enum Command {
     GenTrace(gen_trace::Args),
     /// Replay a workload trace in the cluster simulator under an online scheduler.
     Replay(replay::Args),
+    /// Replay one trace under several online schedulers and compare JCTs per job.
+    ReplayCompare(replay_compare::Args),
 }
 
 /// Exit status: 0 success, 1 failure (bad input, invalid schedule), 2 bad flags (from clap).
@@ -53,6 +56,7 @@ pub fn run() -> i32 {
         Command::Compare(a) => compare::run(a),
         Command::GenTrace(a) => gen_trace::run(a),
         Command::Replay(a) => replay::run(a),
+        Command::ReplayCompare(a) => replay_compare::run(a),
     };
     match result {
         Ok(code) => code,

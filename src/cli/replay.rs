@@ -3,9 +3,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use graphene::fairness::FairnessMode;
 use graphene::metrics;
 use graphene::model::{ClusterSpec, Workload};
-use graphene::fairness::FairnessMode;
 use graphene::online::{self, Eta, GrapheneOnline, OnlineSettings};
 use graphene::output::write_atomic;
 use graphene::sim::{self, SimConfig};
@@ -14,8 +14,9 @@ use graphene::{Error, Result};
 
 use super::args::ClusterArgs;
 
+/// Options every replay command shares.
 #[derive(clap::Args)]
-pub struct Args {
+pub struct Common {
     /// Workload trace: native CSV (see README) or Alibaba v2018 batch tasks.
     pub trace: PathBuf,
     /// Trace format (detected from the content when absent).
@@ -26,9 +27,6 @@ pub struct Args {
     pub spread_queues: Option<usize>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
-    /// Online scheduler (see README): graphene, cs, fifo.
-    #[arg(long, default_value = "cs")]
-    pub scheduler: String,
     /// graphene: bounded unfairness; a queue owed more than KAPPA x cluster capacity is served
     /// first [default: 0.1; "none" turns the bound off].
     #[arg(long, value_name = "K")]
@@ -54,9 +52,6 @@ pub struct Args {
     pub misestimate: Option<String>,
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Directory for jobs.csv, schedule.csv and summary.json.
-    #[arg(long, default_value = "results")]
-    pub out: PathBuf,
     /// No summary on standard error.
     #[arg(long, short)]
     pub quiet: bool,
@@ -64,6 +59,18 @@ pub struct Args {
     /// byte-identical.
     #[arg(long)]
     pub no_timing: bool,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub common: Common,
+    /// Online scheduler (see README): graphene, cs, fifo, ...
+    #[arg(long, default_value = "cs")]
+    pub scheduler: String,
+    /// Directory for jobs.csv, schedule.csv and summary.json.
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -110,7 +117,7 @@ fn shares(spec: Option<&str>, workload: &Workload) -> Result<Vec<f64>> {
     Ok(out.iter().map(|s| s / sum).collect())
 }
 
-fn graphene_config(a: &Args, shares: &[f64]) -> Result<GrapheneOnline> {
+fn graphene_config(a: &Common, shares: &[f64]) -> Result<GrapheneOnline> {
     let mut cfg = GrapheneOnline { shares: shares.to_vec(), ..GrapheneOnline::default() };
     cfg.kappa = match a.kappa.as_deref() {
         None => cfg.kappa,
@@ -140,61 +147,81 @@ fn graphene_config(a: &Args, shares: &[f64]) -> Result<GrapheneOnline> {
     Ok(cfg)
 }
 
-pub fn run(a: Args) -> Result<i32> {
-    let format = match a.trace_format {
-        Some(f) => f,
-        None => trace::detect(&graphene::formats::read_text(&a.trace)?).map_err(|e| e.in_file(&a.trace))?,
-    };
-    let (workload, skipped) = trace::load(&a.trace, &TraceOptions { format: Some(format), queues: a.spread_queues })?;
-    if !skipped.is_empty() {
-        eprintln!("{}: {skipped}", a.trace.display());
-    }
-    if workload.jobs.is_empty() {
-        return Err(Error::Usage(format!("{}: the trace holds no jobs", a.trace.display())));
-    }
-    let resources = workload.jobs[0].dag.resources.clone();
-    let spec = if format == TraceFormat::Alibaba && a.cluster.cluster.is_none() && a.cluster.capacity.is_none() {
-        // Alibaba's machines: 96 cores and 100 memory units each.
-        let cap = [("cpu".to_string(), trace::alibaba::MACHINE_CPU), ("mem".to_string(), trace::alibaba::MACHINE_MEM)]
-            .into_iter()
-            .collect();
-        let mut s = ClusterSpec::uniform(a.cluster.machines.unwrap_or(4000), cap);
-        if a.cluster.no_overbook {
-            s.overbook.clear();
+/// A loaded trace, its cluster and everything a replay needs besides the scheduler.
+pub struct Setup {
+    pub workload: graphene::model::Workload,
+    pub cluster: graphene::model::Cluster,
+    pub shares: Vec<f64>,
+    pub settings: OnlineSettings,
+    pub cfg: SimConfig,
+}
+
+impl Common {
+    pub fn setup(&self) -> Result<Setup> {
+        let a = self;
+        let format = match a.trace_format {
+            Some(f) => f,
+            None => trace::detect(&graphene::formats::read_text(&a.trace)?).map_err(|e| e.in_file(&a.trace))?,
+        };
+        let (workload, skipped) =
+            trace::load(&a.trace, &TraceOptions { format: Some(format), queues: a.spread_queues })?;
+        if !skipped.is_empty() {
+            eprintln!("{}: {skipped}", a.trace.display());
         }
-        s
-    } else {
-        a.cluster.spec()?
-    };
-    let cluster = spec.resolve(&resources).map_err(|e| match &a.cluster.cluster {
-        Some(p) => e.in_file(p),
-        None => e,
-    })?;
-    let shares = shares(a.queues.as_deref(), &workload)?;
-    let settings = OnlineSettings { shares: shares.clone(), graphene: graphene_config(&a, &shares)?, seed: a.seed };
-    let mut policy = online::by_name(&a.scheduler, &settings)?;
-    let cfg = SimConfig {
-        heartbeat: a.heartbeat,
-        misestimate: a.misestimate.as_deref().map(parse_misestimate).transpose()?,
-        seed: a.seed,
-    };
+        if workload.jobs.is_empty() {
+            return Err(Error::Usage(format!("{}: the trace holds no jobs", a.trace.display())));
+        }
+        let resources = workload.jobs[0].dag.resources.clone();
+        let spec = if format == TraceFormat::Alibaba && a.cluster.cluster.is_none() && a.cluster.capacity.is_none() {
+            // Alibaba's machines: 96 cores and 100 memory units each.
+            let cap =
+                [("cpu".to_string(), trace::alibaba::MACHINE_CPU), ("mem".to_string(), trace::alibaba::MACHINE_MEM)]
+                    .into_iter()
+                    .collect();
+            let mut s = ClusterSpec::uniform(a.cluster.machines.unwrap_or(4000), cap);
+            if a.cluster.no_overbook {
+                s.overbook.clear();
+            }
+            s
+        } else {
+            a.cluster.spec()?
+        };
+        let cluster = spec.resolve(&resources).map_err(|e| match &a.cluster.cluster {
+            Some(p) => e.in_file(p),
+            None => e,
+        })?;
+        let shares = shares(a.queues.as_deref(), &workload)?;
+        let settings = OnlineSettings { shares: shares.clone(), graphene: graphene_config(&a, &shares)?, seed: a.seed };
+        let cfg = SimConfig {
+            heartbeat: a.heartbeat,
+            misestimate: a.misestimate.as_deref().map(parse_misestimate).transpose()?,
+            seed: a.seed,
+        };
+        Ok(Setup { workload, cluster, shares, settings, cfg })
+    }
+}
+
+pub fn run(args: Args) -> Result<i32> {
+    let a = &args.common;
+    let Setup { workload, cluster, shares, settings, cfg } = a.setup()?;
+    let mut policy = online::by_name(&args.scheduler, &settings)?;
     let result = sim::run(&workload, &cluster, policy.as_mut(), &cfg)?;
     let mut summary = metrics::summarize(&workload, &cluster, &result, &shares, 100);
     if a.no_timing {
         summary.decision_us = metrics::Stats::of(&[]);
     }
-    std::fs::create_dir_all(&a.out).map_err(|e| Error::Io(e).in_file(&a.out))?;
+    std::fs::create_dir_all(&args.out).map_err(|e| Error::Io(e).in_file(&args.out))?;
     let mut jobs = String::from("job,queue,arrival,finish,jct,tasks\n");
     for j in &result.jobs {
         jobs += &format!("{},{},{},{},{},{}\n", j.name, j.queue, j.arrival, j.finish, j.jct(), j.tasks);
     }
-    write_atomic(&a.out.join("jobs.csv"), jobs.as_bytes())?;
+    write_atomic(&args.out.join("jobs.csv"), jobs.as_bytes())?;
     let mut sched = String::from("job,task,machine,start,end\n");
     for r in &result.runs {
         let job = &workload.jobs[r.job as usize];
         sched += &format!("{},{},{},{},{}\n", job.name, job.dag.task_name(r.task), r.machine, r.start, r.end);
     }
-    write_atomic(&a.out.join("schedule.csv"), sched.as_bytes())?;
+    write_atomic(&args.out.join("schedule.csv"), sched.as_bytes())?;
     let mut json = serde_json::to_vec_pretty(&serde_json::json!({
         "trace": a.trace.display().to_string(),
         "scheduler": policy.name(),
@@ -204,7 +231,7 @@ pub fn run(a: Args) -> Result<i32> {
     }))
     .expect("serializable");
     json.push(b'\n');
-    write_atomic(&a.out.join("summary.json"), &json)?;
+    write_atomic(&args.out.join("summary.json"), &json)?;
     if !a.quiet {
         eprintln!(
             "{} on {}: {} jobs, {} tasks, {} machines\n  JCT mean {:.2} median {:.2} p90 {:.2} p99 {:.2} s; makespan {:.2} s\n  Jain (10/60/240 s) {:.3} / {:.3} / {:.3}; decision {:.1} us mean, {:.1} us p99\n  wrote {}/jobs.csv, schedule.csv, summary.json",
@@ -223,7 +250,7 @@ pub fn run(a: Args) -> Result<i32> {
             summary.fairness[2].jain_mean,
             summary.decision_us.mean,
             summary.decision_us.p99,
-            a.out.display()
+            args.out.display()
         );
     }
     Ok(0)

@@ -102,3 +102,36 @@ fn bad_replay_flags_are_clear_errors() {
         assert!(r.stderr.contains(needle), "{flags:?}: stderr was {}", r.stderr);
     }
 }
+
+/// On the hand-checked trace, FIFO against the CS baseline: job A takes 20 s instead of 25
+/// (gap +0.2), job B 24 s instead of 14 (gap (14 - 24) / 14 = -5/7). Nearest-rank percentiles
+/// of those two values: p10, p25, p50 are -5/7; p75 and p90 are 0.2.
+#[test]
+fn replay_compare_reports_per_job_gaps_against_the_baseline() {
+    let dir = tempdir();
+    let trace = write(dir.path(), "t.csv", TRACE);
+    let r = run(&[
+        "replay-compare".as_ref(),
+        trace.as_os_str(),
+        "--machines".as_ref(),
+        "1".as_ref(),
+        "--capacity".as_ref(),
+        "cpu=2,mem=8".as_ref(),
+        "--schedulers".as_ref(),
+        "fifo,cs".as_ref(),
+        "--baseline".as_ref(),
+        "cs".as_ref(),
+        "--json".as_ref(),
+        "-q".as_ref(),
+    ])
+    .ok();
+    let v = r.json();
+    let rows = v["rows"].as_array().expect("rows");
+    let fifo = rows.iter().find(|r| r["scheduler"] == "fifo").expect("fifo row");
+    let gaps: Vec<f64> = fifo["gap_vs_baseline"].as_array().unwrap().iter().map(|g| g.as_f64().unwrap()).collect();
+    let b = (14.0 - 24.0) / 14.0;
+    assert_eq!(gaps, vec![b, b, b, 0.2, 0.2]);
+    let cs = rows.iter().find(|r| r["scheduler"] == "cs").expect("cs row");
+    assert_eq!(cs["jct"]["mean"], 19.5);
+    assert_eq!(fifo["makespan"], 25.0);
+}

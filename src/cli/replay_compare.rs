@@ -1,0 +1,113 @@
+//! `graphene replay-compare`
+
+use serde::Serialize;
+
+use graphene::metrics::{self, gap_percentiles, jct_gaps};
+use graphene::online;
+use graphene::sim;
+use graphene::{Error, Result};
+
+use super::replay::{Common, Setup};
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub common: Common,
+    /// Comma-separated online schedulers [default: all].
+    #[arg(long, value_delimiter = ',')]
+    pub schedulers: Option<Vec<String>>,
+    /// Scheduler the per-job JCT gaps are measured against.
+    #[arg(long, default_value = "cs")]
+    pub baseline: String,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct Row {
+    scheduler: String,
+    jct: metrics::Stats,
+    makespan: f64,
+    /// (jct_base - jct) / jct_base per job at the 10/25/50/75/90th percentiles.
+    gap_vs_baseline: [f64; 5],
+    jain_10s: f64,
+    jain_60s: f64,
+    jain_240s: f64,
+}
+
+pub fn run(a: Args) -> Result<i32> {
+    let Setup { workload, cluster, shares, settings, cfg } = a.common.setup()?;
+    let mut names: Vec<String> = match &a.schedulers {
+        Some(n) => n.clone(),
+        None => online::NAMES.iter().map(|s| s.to_string()).collect(),
+    };
+    if !names.contains(&a.baseline) {
+        names.insert(0, a.baseline.clone());
+    }
+    let mut results = Vec::with_capacity(names.len());
+    for name in &names {
+        let mut policy = online::by_name(name, &settings)?;
+        if !a.common.quiet {
+            eprintln!("replaying {} jobs under {name}...", workload.jobs.len());
+        }
+        results.push(sim::run(&workload, &cluster, policy.as_mut(), &cfg)?);
+    }
+    let base_i = names.iter().position(|n| n == &a.baseline).ok_or_else(|| Error::Usage("baseline".into()))?;
+    let rows: Vec<Row> = names
+        .iter()
+        .zip(&results)
+        .map(|(name, r)| {
+            let s = metrics::summarize(&workload, &cluster, r, &shares, 10);
+            Row {
+                scheduler: name.clone(),
+                jct: s.jct,
+                makespan: s.makespan,
+                gap_vs_baseline: gap_percentiles(&jct_gaps(&results[base_i], r)),
+                jain_10s: s.fairness[0].jain_mean,
+                jain_60s: s.fairness[1].jain_mean,
+                jain_240s: s.fairness[2].jain_mean,
+            }
+        })
+        .collect();
+    if a.json {
+        let v = serde_json::json!({ "baseline": a.baseline, "jobs": workload.jobs.len(), "rows": rows });
+        outln!("{}", serde_json::to_string_pretty(&v).expect("serializable"))?;
+        return Ok(0);
+    }
+    outln!(
+        "{:<16} {:>9} {:>9} {:>9} {:>10} | gap vs {:<8} {:>6} {:>6} {:>6} {:>6} {:>6} | Jain 10/60/240 s",
+        "scheduler",
+        "mean_jct",
+        "median",
+        "p90",
+        "makespan",
+        a.baseline,
+        "p10",
+        "p25",
+        "p50",
+        "p75",
+        "p90"
+    )?;
+    for r in &rows {
+        let g = r.gap_vs_baseline;
+        outln!(
+            "{:<16} {:>9.2} {:>9.2} {:>9.2} {:>10.2} | {:>15} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} | {:.3} / {:.3} / {:.3}",
+            r.scheduler,
+            r.jct.mean,
+            r.jct.median,
+            r.jct.p90,
+            r.makespan,
+            "",
+            g[0],
+            g[1],
+            g[2],
+            g[3],
+            g[4],
+            r.jain_10s,
+            r.jain_60s,
+            r.jain_240s
+        )?;
+    }
+    Ok(0)
+}
