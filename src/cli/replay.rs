@@ -201,11 +201,39 @@ impl Common {
     }
 }
 
+/// Runs the simulator, with a progress bar of jobs done and simulated time when standard error
+/// is a terminal and `quiet` is off.
+pub fn run_sim(
+    workload: &graphene::model::Workload,
+    cluster: &graphene::model::Cluster,
+    policy: &mut dyn graphene::online::Policy,
+    cfg: &SimConfig,
+    quiet: bool,
+) -> Result<sim::SimResult> {
+    use std::io::IsTerminal;
+    if quiet || !std::io::stderr().is_terminal() {
+        return sim::run(workload, cluster, policy, cfg);
+    }
+    let bar = indicatif::ProgressBar::new(workload.jobs.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} {prefix} [{bar:30}] {pos}/{len} jobs, simulated {msg} ({elapsed})")
+            .expect("a valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_prefix(policy.name());
+    let result = sim::run_with_progress(workload, cluster, policy, cfg, &mut |now, done| {
+        bar.set_position(done as u64);
+        bar.set_message(format!("{now:.0} s"));
+    });
+    bar.finish_and_clear();
+    result
+}
+
 pub fn run(args: Args) -> Result<i32> {
     let a = &args.common;
     let Setup { workload, cluster, shares, settings, cfg } = a.setup()?;
     let mut policy = online::by_name(&args.scheduler, &settings)?;
-    let result = sim::run(&workload, &cluster, policy.as_mut(), &cfg)?;
+    let result = run_sim(&workload, &cluster, policy.as_mut(), &cfg, a.quiet)?;
     let mut summary = metrics::summarize(&workload, &cluster, &result, &shares, 100);
     if a.no_timing {
         summary.decision_us = metrics::Stats::of(&[]);

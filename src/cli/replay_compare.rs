@@ -4,7 +4,6 @@ use serde::Serialize;
 
 use graphene::metrics::{self, gap_percentiles, jct_gaps};
 use graphene::online;
-use graphene::sim;
 use graphene::{Error, Result};
 
 use super::replay::{Common, Setup};
@@ -48,10 +47,7 @@ pub fn run(a: Args) -> Result<i32> {
     let mut results = Vec::with_capacity(names.len());
     for name in &names {
         let mut policy = online::by_name(name, &settings)?;
-        if !a.common.quiet {
-            eprintln!("replaying {} jobs under {name}...", workload.jobs.len());
-        }
-        results.push(sim::run(&workload, &cluster, policy.as_mut(), &cfg)?);
+        results.push(super::replay::run_sim(&workload, &cluster, policy.as_mut(), &cfg, a.common.quiet)?);
     }
     let base_i = names.iter().position(|n| n == &a.baseline).ok_or_else(|| Error::Usage("baseline".into()))?;
     let rows: Vec<Row> = names

@@ -207,6 +207,18 @@ struct Sim<'w> {
 
 /// Replays `workload` on `cluster` under `policy`.
 pub fn run(workload: &Workload, cluster: &Cluster, policy: &mut dyn Policy, cfg: &SimConfig) -> Result<SimResult> {
+    run_with_progress(workload, cluster, policy, cfg, &mut |_, _| {})
+}
+
+/// Like [`run`], calling `progress(simulated time, jobs done)` every few thousand events so that
+/// long replays can show how far they are.
+pub fn run_with_progress(
+    workload: &Workload,
+    cluster: &Cluster,
+    policy: &mut dyn Policy,
+    cfg: &SimConfig,
+    progress: &mut dyn FnMut(f64, usize),
+) -> Result<SimResult> {
     if !(cfg.heartbeat > 0.0 && cfg.heartbeat.is_finite()) {
         return Err(Error::Usage(format!("heartbeat {} must be a positive number of seconds", cfg.heartbeat)));
     }
@@ -286,9 +298,14 @@ pub fn run(workload: &Workload, cluster: &Cluster, policy: &mut dyn Policy, cfg:
         let phase = cfg.heartbeat * k as f64 / m as f64;
         sim.push(phase, Event::Heartbeat(k as u32));
     }
+    let mut popped: u64 = 0;
     while let Some(Timed { time, event, .. }) = sim.events.pop() {
         if sim.done_jobs == workload.jobs.len() {
             break;
+        }
+        popped += 1;
+        if popped % 16_384 == 0 {
+            progress(time, sim.done_jobs);
         }
         sim.now = time;
         if !matches!(event, Event::Heartbeat(_)) {
