@@ -229,11 +229,30 @@ pub fn run_sim(
     result
 }
 
+/// Refuses a realized schedule that breaks a dependency or a capacity: that would be a bug in
+/// the simulator or a policy, and no figure should be computed from it.
+pub fn check(
+    workload: &graphene::model::Workload,
+    cluster: &graphene::model::Cluster,
+    result: &sim::SimResult,
+    scheduler: &str,
+) -> Result<()> {
+    let violations = graphene::validate::validate_replay(workload, cluster, result);
+    match violations.first() {
+        None => Ok(()),
+        Some(v) => Err(Error::Usage(format!(
+            "internal error: the replay under {scheduler} broke {} rule(s), first: {v}; please report this with the trace",
+            violations.len()
+        ))),
+    }
+}
+
 pub fn run(args: Args) -> Result<i32> {
     let a = &args.common;
     let Setup { workload, cluster, shares, settings, cfg } = a.setup()?;
     let mut policy = online::by_name(&args.scheduler, &settings)?;
     let result = run_sim(&workload, &cluster, policy.as_mut(), &cfg, a.quiet)?;
+    check(&workload, &cluster, &result, &policy.name())?;
     let mut summary = metrics::summarize(&workload, &cluster, &result, &shares, 100);
     if a.no_timing {
         summary.decision_us = metrics::Stats::of(&[]);

@@ -47,7 +47,9 @@ pub fn run(a: Args) -> Result<i32> {
     let mut results = Vec::with_capacity(names.len());
     for name in &names {
         let mut policy = online::by_name(name, &settings)?;
-        results.push(super::replay::run_sim(&workload, &cluster, policy.as_mut(), &cfg, a.common.quiet)?);
+        let r = super::replay::run_sim(&workload, &cluster, policy.as_mut(), &cfg, a.common.quiet)?;
+        super::replay::check(&workload, &cluster, &r, name)?;
+        results.push(r);
     }
     let base_i = names.iter().position(|n| n == &a.baseline).ok_or_else(|| Error::Usage("baseline".into()))?;
     let rows: Vec<Row> = names

@@ -4,6 +4,10 @@
 //! reads task ids as text, recomputes every parent's end from the schedule itself and sweeps
 //! start/end events per machine to check capacity at every instant.
 
+mod replay;
+
+pub use replay::validate_replay;
+
 use std::collections::HashMap;
 use std::fmt;
 

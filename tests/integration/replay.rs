@@ -135,3 +135,44 @@ fn replay_compare_reports_per_job_gaps_against_the_baseline() {
     assert_eq!(cs["jct"]["mean"], 19.5);
     assert_eq!(fifo["makespan"], 25.0);
 }
+
+/// The replay checker accepts what the simulator produces under each online scheduler, and
+/// catches a schedule someone tampered with (so it is not a check that cannot fail).
+#[test]
+fn realized_schedules_pass_the_replay_checker_and_tampering_is_caught() {
+    use graphene::model::ClusterSpec;
+    use graphene::online::{by_name, GrapheneOnline, OnlineSettings};
+    use graphene::sim::{run, SimConfig};
+    use graphene::trace::{load, TraceOptions};
+    use graphene::validate::{validate_replay, Violation};
+
+    let (w, _) = load(&repo("traces/small.csv"), &TraceOptions { format: None, queues: None }).expect("trace loads");
+    let cluster = ClusterSpec::uniform(2, ClusterSpec::default_capacity()).resolve(&w.jobs[0].dag.resources).unwrap();
+    let settings = OnlineSettings { shares: vec![0.5, 0.5], graphene: GrapheneOnline::default(), seed: 0 };
+    for name in graphene::online::NAMES {
+        let cfg = SimConfig { misestimate: Some((-0.3, 0.3)), ..SimConfig::default() };
+        let r = run(&w, &cluster, by_name(name, &settings).unwrap().as_mut(), &cfg).unwrap();
+        assert_eq!(validate_replay(&w, &cluster, &r), vec![], "{name}");
+        assert!(r.jobs.iter().all(|j| j.finish.is_finite()), "{name}: every job finishes");
+    }
+    let mut r = run(&w, &cluster, by_name("fifo", &settings).unwrap().as_mut(), &SimConfig::default()).unwrap();
+    // Move a task that has a parent to start at its job's arrival: it now overlaps its parent.
+    let i = r
+        .runs
+        .iter()
+        .position(|x| !w.jobs[x.job as usize].dag.stage_of(x.task).parents.is_empty())
+        .expect("some task has a parent");
+    let arrival = w.jobs[r.runs[i].job as usize].arrival;
+    let len = r.runs[i].end - r.runs[i].start;
+    r.runs[i].start = arrival;
+    r.runs[i].end = arrival + len;
+    let v = validate_replay(&w, &cluster, &r);
+    assert!(v.iter().any(|x| matches!(x, Violation::Dependency { .. })), "{v:?}");
+    // Run the first task twice and drop the last: a duplicate and a missing task.
+    let first = r.runs[0];
+    r.runs.pop();
+    r.runs.push(first);
+    let v = validate_replay(&w, &cluster, &r);
+    assert!(v.iter().any(|x| matches!(x, Violation::Duplicate { .. })), "{v:?}");
+    assert!(v.iter().any(|x| matches!(x, Violation::Missing { .. })), "{v:?}");
+}
