@@ -4,9 +4,14 @@
 //! state, and checks every launch against the machine's capacity.
 
 mod capacity;
+mod cp;
+mod drf;
 mod fifo;
 mod graphene;
+mod hybrid;
 mod priority_cache;
+mod random;
+mod tetris;
 
 pub use capacity::CapacityScheduler;
 pub use fifo::Fifo;
@@ -54,7 +59,8 @@ pub struct OnlineSettings {
 }
 
 /// Online scheduler names `by_name` accepts.
-pub const NAMES: &[&str] = &["graphene", "cs", "fifo"];
+pub const NAMES: &[&str] =
+    &["graphene", "cs", "fifo", "tetris", "cp", "drf", "random", "graphene+cs", "graphene+tetris"];
 
 /// Builds the online scheduler called `name`.
 pub fn by_name(name: &str, s: &OnlineSettings) -> crate::Result<Box<dyn Policy>> {
@@ -62,6 +68,12 @@ pub fn by_name(name: &str, s: &OnlineSettings) -> crate::Result<Box<dyn Policy>>
         "graphene" => Box::new(Graphene::new(GrapheneOnline { shares: s.shares.clone(), ..s.graphene.clone() })),
         "cs" => Box::new(CapacityScheduler::new(s.shares.clone())),
         "fifo" => Box::new(Fifo),
+        "tetris" => Box::new(tetris::Tetris::new()),
+        "cp" => Box::new(cp::CriticalPath::new(s.shares.clone())),
+        "drf" => Box::new(drf::Drf::new(s.shares.clone())),
+        "random" => Box::new(random::RandomPolicy::new(s.seed)),
+        "graphene+cs" => Box::new(hybrid::GrapheneCs::new(s.shares.clone(), &s.graphene)),
+        "graphene+tetris" => Box::new(hybrid::GrapheneTetris::new(&s.graphene)),
         other => {
             return Err(crate::Error::Usage(format!(
                 "unknown online scheduler '{other}' (known: {})",

@@ -1,0 +1,104 @@
+//! `drf`: Dominant Resource Fairness across queues.
+//!
+//! A queue's dominant share is the largest, over resources, of what its running tasks were
+//! allocated divided by the cluster's total; divided by the queue's entitled share it says how
+//! far the queue is above (> 1) or below (< 1) its entitlement. The next task goes to the queue
+//! with the lowest such ratio that has something fitting (ties: lower queue index); within a
+//! queue, jobs in arrival order and each job's tasks in stage order, as `fifo` does. Queues
+//! without an entitled share come last. Every resource counts, overbookable ones included: DRF
+//! is about what a queue holds, not what a machine can squeeze in.
+
+use super::fifo::fill_from_job;
+use super::{Policy, TaskRef};
+use crate::model::ResVec;
+use crate::sim::View;
+
+pub struct Drf {
+    shares: Vec<f64>,
+    /// Allocation of the running tasks per queue.
+    alloc: Vec<ResVec>,
+    total: Option<ResVec>,
+}
+
+impl Drf {
+    pub fn new(shares: Vec<f64>) -> Drf {
+        let n = shares.len();
+        Drf { shares, alloc: vec![ResVec::ZERO; n], total: None }
+    }
+
+    fn total(&mut self, view: &View) -> ResVec {
+        *self.total.get_or_insert_with(|| view.caps.iter().fold(ResVec::ZERO, |a, c| a.add(c)))
+    }
+}
+
+/// Dominant share of `alloc` in `total` over the first `dims` resources.
+fn dominant(alloc: &ResVec, total: &ResVec, dims: usize) -> f64 {
+    (0..dims).filter(|&r| total.0[r] > 0.0).map(|r| alloc.0[r] / total.0[r]).fold(0.0, f64::max)
+}
+
+impl Policy for Drf {
+    fn name(&self) -> String {
+        "drf".into()
+    }
+
+    fn job_arrived(&mut self, view: &View, job: u32) {
+        let q = view.queue(job) as usize;
+        if q >= self.shares.len() {
+            self.shares.resize(q + 1, 0.0);
+            self.alloc.resize(q + 1, ResVec::ZERO);
+        }
+        self.total(view);
+    }
+
+    fn assign(&mut self, view: &View, _machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
+        let total = self.total(view);
+        let mut left = *free;
+        let mut alloc = self.alloc.clone();
+        let mut blocked = vec![false; self.shares.len()];
+        loop {
+            let ratio = |q: usize, alloc: &[ResVec]| {
+                if self.shares[q] > 0.0 {
+                    dominant(&alloc[q], &total, view.dims) / self.shares[q]
+                } else {
+                    f64::INFINITY
+                }
+            };
+            let Some(q) = (0..self.shares.len())
+                .filter(|&q| !blocked[q])
+                .min_by(|&a, &b| ratio(a, &alloc).total_cmp(&ratio(b, &alloc)).then(a.cmp(&b)))
+            else {
+                break;
+            };
+            let mut took = false;
+            for &job in view.active() {
+                if view.queue(job) as usize != q {
+                    continue;
+                }
+                if fill_from_job(view, job, &mut left, out, 1) == 1 {
+                    let t = *out.last().expect("just pushed");
+                    alloc[q].add_assign(&view.requested(t.job, t.task));
+                    took = true;
+                    break;
+                }
+            }
+            if !took {
+                blocked[q] = true;
+            }
+        }
+    }
+
+    fn launched(&mut self, view: &View, t: TaskRef) {
+        self.alloc[view.queue(t.job) as usize].add_assign(&view.requested(t.job, t.task));
+    }
+
+    fn finished(&mut self, view: &View, t: TaskRef) {
+        let q = view.queue(t.job) as usize;
+        self.alloc[q].sub_assign(&view.requested(t.job, t.task));
+        for r in 0..view.dims {
+            // Float residue from many add/sub pairs must not make an idle queue look busy.
+            if self.alloc[q].0[r] < 1e-9 {
+                self.alloc[q].0[r] = 0.0;
+            }
+        }
+    }
+}

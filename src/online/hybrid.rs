@@ -1,0 +1,141 @@
+//! Graphene's offline half fed to an agnostic online part, to measure what each half is worth:
+//!
+//! * `graphene+cs`: the Capacity Scheduler's queue and job choice ([`CsQueues`]), but within a
+//!   job the runnable task with the highest priScore first (ties: lower task id).
+//! * `graphene+tetris`: Tetris's packing alignment multiplied by priScore, over the runnable
+//!   tasks of all jobs in one pool; no remaining-work (SRPT) term and no fairness, so the
+//!   offline order is the only thing added to plain packing. A task with priScore 0 (the last
+//!   of its job's order) scores 0 and still runs when nothing better fits. Candidates and ties
+//!   as in `tetris` (stage-level, earlier job, lower stage).
+//!
+//! priScore comes from the same [`PriorityCache`] as `graphene` (offline constructor for large
+//! jobs, the cheap BFS rule below its bypass threshold, cached by DAG shape), computed once per
+//! job on arrival.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use super::cp::{best_in_job, CsQueues};
+use super::priority_cache::PriorityCache;
+use super::tetris::{candidates, take, Cand};
+use super::{GrapheneOnline, Policy, TaskRef};
+use crate::model::{ResVec, MAX_RESOURCES};
+use crate::sim::View;
+
+/// priScore per task of each active job.
+struct Priorities {
+    cache: PriorityCache,
+    jobs: HashMap<u32, Arc<Vec<f64>>>,
+}
+
+impl Priorities {
+    fn new(cfg: &GrapheneOnline) -> Priorities {
+        Priorities { cache: PriorityCache::new(cfg.bypass_tasks, cfg.offline_machines), jobs: HashMap::new() }
+    }
+
+    fn arrived(&mut self, view: &View, job: u32) {
+        let mut overbook = [false; MAX_RESOURCES];
+        for r in 0..view.dims {
+            overbook[r] = !view.hard[r];
+        }
+        let pri = self.cache.scores(
+            view.dag(job),
+            |t| (view.estimated_duration(job, t), view.requested(job, t)),
+            view.caps,
+            overbook,
+        );
+        self.jobs.insert(job, Arc::new(pri.iter().map(|&p| p as f64).collect()));
+    }
+
+    fn finished(&mut self, view: &View, t: TaskRef) {
+        if view.job_state(t.job).left == 0 {
+            self.jobs.remove(&t.job);
+        }
+    }
+}
+
+pub struct GrapheneCs {
+    queues: CsQueues,
+    pri: Priorities,
+}
+
+impl GrapheneCs {
+    pub fn new(shares: Vec<f64>, cfg: &GrapheneOnline) -> GrapheneCs {
+        GrapheneCs { queues: CsQueues::new(shares), pri: Priorities::new(cfg) }
+    }
+}
+
+impl Policy for GrapheneCs {
+    fn name(&self) -> String {
+        "graphene+cs".into()
+    }
+
+    fn job_arrived(&mut self, view: &View, job: u32) {
+        self.queues.job_arrived(view, job);
+        self.pri.arrived(view, job);
+    }
+
+    fn assign(&mut self, view: &View, _machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
+        let pri = &self.pri.jobs;
+        self.queues.assign(view, free, out, |view, job, left, chosen| {
+            pri.get(&job).and_then(|score| best_in_job(view, job, left, chosen, score))
+        });
+    }
+
+    fn launched(&mut self, view: &View, t: TaskRef) {
+        self.queues.launched(view, t);
+    }
+
+    fn finished(&mut self, view: &View, t: TaskRef) {
+        self.queues.finished(view, t);
+        self.pri.finished(view, t);
+    }
+}
+
+pub struct GrapheneTetris {
+    pri: Priorities,
+    cands: Vec<Cand>,
+}
+
+impl GrapheneTetris {
+    pub fn new(cfg: &GrapheneOnline) -> GrapheneTetris {
+        GrapheneTetris { pri: Priorities::new(cfg), cands: Vec::new() }
+    }
+}
+
+impl Policy for GrapheneTetris {
+    fn name(&self) -> String {
+        "graphene+tetris".into()
+    }
+
+    fn job_arrived(&mut self, view: &View, job: u32) {
+        self.pri.arrived(view, job);
+    }
+
+    fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
+        let Some(cap) = view.caps.get(machine).copied() else { return };
+        let mut left = *free;
+        let mut chosen: HashSet<TaskRef> = HashSet::new();
+        let mut cands = std::mem::take(&mut self.cands);
+        loop {
+            candidates(view, &cap, &left, &chosen, &mut cands);
+            if cands.is_empty() {
+                break;
+            }
+            let score = |c: &Cand| c.align * self.pri.jobs.get(&c.job).map_or(0.0, |p| p[c.task as usize]);
+            let mut best = 0;
+            for i in 1..cands.len() {
+                if score(&cands[i]) > score(&cands[best]) {
+                    best = i;
+                }
+            }
+            let c = cands[best];
+            take(view, &c, &mut left, &mut chosen, out);
+        }
+        self.cands = cands;
+    }
+
+    fn finished(&mut self, view: &View, t: TaskRef) {
+        self.pri.finished(view, t);
+    }
+}

@@ -1,0 +1,160 @@
+//! `tetris`: Tetris's packing score plus shortest remaining work, over runnable tasks only (no
+//! DAG awareness beyond which tasks are runnable), from one queue-agnostic pool (Tetris's
+//! fairness knob is off).
+//!
+//! For machine m with what is left of its free vector A after the tasks chosen so far:
+//! * alignment(t) = dot(req(t) / cap(m), max(A, 0) / cap(m)), req the requested demand;
+//! * rem(j) = the job's remaining work: sum over its not-yet-launched tasks of estimated
+//!   duration x sum over resources of req / cluster total, kept incrementally;
+//! * score(t) = alignment(t) - eps x rem(j) / max rem over the jobs that have a candidate.
+//!
+//! The rule for eps: eps = the mean alignment of this pass's candidates. The remaining-work term
+//! is scaled to [0, 1], so the job with the most work left loses one average alignment: neither
+//! term dominates the other whatever the units of the trace (Tetris's paper sets eps so that the
+//! two have comparable magnitude; this is a parameter-free way to do that). Equal alignments
+//! then resolve to the job with less work left (SRPT); very different alignments still win.
+//!
+//! Candidates are stage-level: in every runnable stage, the lowest-id runnable task not chosen
+//! yet in this heartbeat stands for the stage (tasks of a stage share their demand in the
+//! traces we replay), so a pass costs O(runnable stages). Ties: earlier job (arrival order),
+//! then lower stage. One pass per launched task; the heartbeat ends when nothing fits.
+
+use std::collections::{HashMap, HashSet};
+
+use super::{fits, Policy, TaskRef};
+use crate::model::ResVec;
+use crate::sim::View;
+
+/// A stage-level candidate: the job, its stage and the task standing for it.
+#[derive(Clone, Copy)]
+pub(crate) struct Cand {
+    pub job: u32,
+    pub task: u32,
+    pub align: f64,
+}
+
+/// Every runnable stage's representative task that fits `left` and is not in `chosen`, with
+/// its alignment on machine capacity `cap`; in job (arrival) then stage order.
+pub(crate) fn candidates(view: &View, cap: &ResVec, left: &ResVec, chosen: &HashSet<TaskRef>, out: &mut Vec<Cand>) {
+    out.clear();
+    let a = {
+        let mut a = *left;
+        for x in a.0.iter_mut() {
+            *x = x.max(0.0);
+        }
+        a.normalized_by(cap)
+    };
+    for &job in view.active() {
+        let st = view.job_state(job);
+        for &s in &st.runnable_stages {
+            let Some(&t) = st.runnable_in(s).iter().rev().find(|&&t| !chosen.contains(&TaskRef { job, task: t }))
+            else {
+                continue;
+            };
+            let d = view.requested(job, t);
+            if !fits(view, &d, left) {
+                continue;
+            }
+            out.push(Cand { job, task: t, align: d.normalized_by(cap).dot(&a) });
+        }
+    }
+}
+
+/// Task `t`'s work: estimated duration x sum over resources of its request over the cluster
+/// total (0 when not finite).
+pub(crate) fn work(view: &View, total: &ResVec, job: u32, t: u32) -> f64 {
+    let d = view.requested(job, t);
+    let norm: f64 = (0..view.dims).filter(|&r| total.0[r] > 0.0).map(|r| d.0[r].max(0.0) / total.0[r]).sum();
+    let w = view.estimated_duration(job, t) * norm;
+    if w.is_finite() {
+        w
+    } else {
+        0.0
+    }
+}
+
+/// Launches `c` from this heartbeat's bookkeeping: records it and takes its demand off `left`.
+pub(crate) fn take(view: &View, c: &Cand, left: &mut ResVec, chosen: &mut HashSet<TaskRef>, out: &mut Vec<TaskRef>) {
+    let t = TaskRef { job: c.job, task: c.task };
+    left.sub_assign(&view.requested(c.job, c.task));
+    chosen.insert(t);
+    out.push(t);
+}
+
+#[derive(Default)]
+pub struct Tetris {
+    /// Remaining (not yet launched) work per active job.
+    rem: HashMap<u32, f64>,
+    total: Option<ResVec>,
+    cands: Vec<Cand>,
+}
+
+impl Tetris {
+    pub fn new() -> Tetris {
+        Tetris::default()
+    }
+
+    fn total(&mut self, view: &View) -> ResVec {
+        *self.total.get_or_insert_with(|| view.caps.iter().fold(ResVec::ZERO, |a, c| a.add(c)))
+    }
+}
+
+impl Policy for Tetris {
+    fn name(&self) -> String {
+        "tetris".into()
+    }
+
+    fn job_arrived(&mut self, view: &View, job: u32) {
+        let total = self.total(view);
+        let w = (0..view.dag(job).len() as u32).map(|t| work(view, &total, job, t)).sum();
+        self.rem.insert(job, w);
+    }
+
+    fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
+        let total = self.total(view);
+        let Some(cap) = view.caps.get(machine).copied() else { return };
+        let mut left = *free;
+        let mut chosen = HashSet::new();
+        // Work of the tasks chosen in this heartbeat, not launched yet.
+        let mut taken: HashMap<u32, f64> = HashMap::new();
+        let mut cands = std::mem::take(&mut self.cands);
+        loop {
+            candidates(view, &cap, &left, &chosen, &mut cands);
+            if cands.is_empty() {
+                break;
+            }
+            let rem = |j: u32| {
+                (self.rem.get(&j).copied().unwrap_or(0.0) - taken.get(&j).copied().unwrap_or(0.0)).max(0.0)
+            };
+            let max_rem = cands.iter().map(|c| rem(c.job)).fold(0.0, f64::max);
+            let eps = cands.iter().map(|c| c.align).sum::<f64>() / cands.len() as f64;
+            let score = |c: &Cand| {
+                let r = if max_rem > 0.0 { rem(c.job) / max_rem } else { 0.0 };
+                c.align - eps * r
+            };
+            let mut best = 0;
+            for i in 1..cands.len() {
+                if score(&cands[i]) > score(&cands[best]) {
+                    best = i;
+                }
+            }
+            let c = cands[best];
+            *taken.entry(c.job).or_insert(0.0) += work(view, &total, c.job, c.task);
+            take(view, &c, &mut left, &mut chosen, out);
+        }
+        self.cands = cands;
+    }
+
+    fn launched(&mut self, view: &View, t: TaskRef) {
+        let total = self.total(view);
+        if let Some(r) = self.rem.get_mut(&t.job) {
+            *r = (*r - work(view, &total, t.job, t.task)).max(0.0);
+        }
+    }
+
+    fn finished(&mut self, view: &View, t: TaskRef) {
+        if view.job_state(t.job).left == 0 {
+            self.rem.remove(&t.job);
+        }
+    }
+}
