@@ -19,6 +19,7 @@ mod oracle;
 mod bad_input;
 mod cli;
 mod motivating;
+mod online_baselines;
 mod properties;
 mod regression;
 mod replay;

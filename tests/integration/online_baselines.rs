@@ -1,0 +1,208 @@
+//! The online baselines (`tetris`, `cp`, `drf`, `random`, `graphene+cs`, `graphene+tetris`)
+//! and every other name in `graphene::online::NAMES`, through the library: every job finishes,
+//! realized schedules respect the DAGs and the machines' cpu and mem, `random` is a function of
+//! its seed, and hand-computed JCTs for `tetris` and `cp`.
+
+use std::collections::BTreeMap;
+
+use graphene::model::{Cluster, ClusterSpec, Workload};
+use graphene::online::{by_name, GrapheneOnline, OnlineSettings, NAMES};
+use graphene::sim::{run, SimConfig, SimResult};
+
+use crate::util::repo;
+
+/// Two queues, all-to-all and one-to-one (`~`) edges, a stage with per-task durations.
+const TWO_QUEUES: &str = "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations
+a,0,q0,map,6,4,2,4,10,0,,
+a,0,q0,fix,6,3.5,1,2,0,20,~map,1;2;3;4;5;6
+a,0,q0,red,2,5,3,8,0,50,fix,
+b,1,q1,s0,5,3,1,6,30,0,,
+b,1,q1,s1,5,2,2,2,0,0,~s0,
+b,1,q1,s2,1,1,1,1,0,0,s1,
+c,2.5,q0,only,4,6,4,4,0,0,,
+d,3,q1,x,3,2,2,10,0,0,,
+d,3,q1,y,3,4,1,1,0,0,~x,
+";
+
+fn workload(text: &str) -> Workload {
+    graphene::trace::parse(text, None).expect("a valid trace").0
+}
+
+fn cluster(w: &Workload, machines: usize, cap: &[(&str, f64)]) -> Cluster {
+    let cap: BTreeMap<String, f64> = cap.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    ClusterSpec::uniform(machines, cap).resolve(&w.jobs[0].dag.resources).expect("a valid cluster")
+}
+
+fn settings(w: &Workload, seed: u64) -> OnlineSettings {
+    let q = w.queues().len().max(1);
+    OnlineSettings { shares: vec![1.0 / q as f64; q], graphene: GrapheneOnline::default(), seed }
+}
+
+fn replay(name: &str, w: &Workload, c: &Cluster, seed: u64, misestimate: Option<(f64, f64)>) -> SimResult {
+    let mut policy = by_name(name, &settings(w, seed)).expect("a known scheduler");
+    run(w, c, policy.as_mut(), &SimConfig { heartbeat: 1.0, misestimate, seed }).expect("the replay runs")
+}
+
+/// Checks `r` independently of the simulator's own bookkeeping: every task ran exactly once,
+/// every job finished at a finite time no earlier than its last task, children started after
+/// their parents ended, and no machine ever held more cpu or mem than it has.
+fn check(name: &str, w: &Workload, c: &Cluster, r: &SimResult) {
+    const EPS: f64 = 1e-6;
+    assert_eq!(r.jobs.len(), w.jobs.len(), "{name}: one outcome per job");
+    assert_eq!(r.runs.len(), w.tasks(), "{name}: every task ran once");
+    let mut run_of: Vec<Vec<Option<(f64, f64)>>> = w.jobs.iter().map(|j| vec![None; j.dag.len()]).collect();
+    for x in &r.runs {
+        let slot = &mut run_of[x.job as usize][x.task as usize];
+        assert!(slot.is_none(), "{name}: job {} task {} ran twice", x.job, x.task);
+        assert!(x.start >= w.jobs[x.job as usize].arrival - EPS, "{name}: a task started before its job arrived");
+        assert!(x.end >= x.start, "{name}: a task ended before it started");
+        *slot = Some((x.start, x.end));
+    }
+    for (j, job) in w.jobs.iter().enumerate() {
+        let out = &r.jobs[j];
+        assert!(out.finish.is_finite(), "{name}: job {} never finished", job.name);
+        let last = run_of[j].iter().map(|s| s.expect("ran").1).fold(0.0, f64::max);
+        assert!((out.finish - last).abs() < EPS, "{name}: job {} finish {} != last task end {last}", job.name, out.finish);
+        // Dependencies, edge by edge from the stage lists: all-to-all waits for the whole
+        // parent stage, one-to-one for the parent task with the same index.
+        let dag = &job.dag;
+        for st in &dag.stages {
+            for e in &st.parents {
+                let p = &dag.stages[e.stage as usize];
+                for i in 0..st.len {
+                    let start = run_of[j][(st.first + i) as usize].unwrap().0;
+                    let parents: Vec<u32> = match e.kind {
+                        graphene::model::EdgeKind::AllToAll => p.tasks().collect(),
+                        graphene::model::EdgeKind::OneToOne => vec![p.first + i],
+                    };
+                    for pt in parents {
+                        let end = run_of[j][pt as usize].unwrap().1;
+                        assert!(
+                            start >= end - EPS,
+                            "{name}: job {} {}[{i}] starts at {start} before parent {} ends at {end}",
+                            job.name,
+                            st.name,
+                            dag.task_name(pt)
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // Capacity: sweep each machine's start/end events, ends first at equal times.
+    let dims: Vec<usize> = ["cpu", "mem"]
+        .iter()
+        .map(|n| w.jobs[0].dag.resources.iter().position(|r| r == n).expect("cpu and mem"))
+        .collect();
+    for (m, cap) in c.machines.iter().enumerate() {
+        let mut events: Vec<(f64, i8, usize, u32)> = Vec::new();
+        for (i, x) in r.runs.iter().enumerate() {
+            if x.machine as usize == m {
+                events.push((x.start, 1, i, x.job));
+                events.push((x.end, -1, i, x.job));
+            }
+        }
+        events.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let mut used = [0.0f64; 2];
+        for (time, kind, i, job) in events {
+            let x = &r.runs[i];
+            let task = &w.jobs[job as usize].dag.tasks[x.task as usize];
+            let factor = r.factors[job as usize][task.stage as usize].1;
+            for (k, &d) in dims.iter().enumerate() {
+                used[k] += kind as f64 * task.demand.0[d] * factor;
+                assert!(
+                    used[k] <= cap.0[d] * (1.0 + EPS) + EPS,
+                    "{name}: machine {m} holds {} of resource {d} at {time}, capacity {}",
+                    used[k],
+                    cap.0[d]
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_scheduler_finishes_small_csv_validly() {
+    let w = workload(&std::fs::read_to_string(repo("traces/small.csv")).unwrap());
+    // Tight enough that jobs overlap and compete (a 40-task scan stage needs 40 cores).
+    let c = cluster(&w, 3, &[("cpu", 8.0), ("mem", 32.0), ("disk", 200.0), ("net", 1250.0)]);
+    for name in NAMES {
+        check(name, &w, &c, &replay(name, &w, &c, 3, None));
+        check(&format!("{name} misestimated"), &w, &c, &replay(name, &w, &c, 3, Some((-0.4, 0.4))));
+    }
+}
+
+#[test]
+fn every_scheduler_finishes_two_queues_with_one_to_one_edges_validly() {
+    let w = workload(TWO_QUEUES);
+    assert_eq!(w.queues().len(), 2);
+    for machines in [1, 2] {
+        let c = cluster(&w, machines, &[("cpu", 6.0), ("mem", 16.0), ("disk", 40.0), ("net", 60.0)]);
+        for name in NAMES {
+            check(name, &w, &c, &replay(name, &w, &c, 5, None));
+        }
+    }
+}
+
+fn fingerprint(r: &SimResult) -> Vec<(u32, u32, u32, u64, u64)> {
+    r.runs.iter().map(|x| (x.job, x.task, x.machine, x.start.to_bits(), x.end.to_bits())).collect()
+}
+
+#[test]
+fn random_is_a_function_of_its_seed() {
+    let w = workload(&std::fs::read_to_string(repo("traces/small.csv")).unwrap());
+    let c = cluster(&w, 3, &[("cpu", 8.0), ("mem", 32.0), ("disk", 200.0), ("net", 1250.0)]);
+    let a = replay("random", &w, &c, 11, None);
+    let b = replay("random", &w, &c, 11, None);
+    assert_eq!(fingerprint(&a), fingerprint(&b));
+    let finishes = |r: &SimResult| r.jobs.iter().map(|j| j.finish.to_bits()).collect::<Vec<_>>();
+    assert_eq!(finishes(&a), finishes(&b));
+    let other = replay("random", &w, &c, 12, None);
+    assert_ne!(fingerprint(&a), fingerprint(&other), "another seed makes other choices");
+}
+
+fn jcts(r: &SimResult) -> Vec<f64> {
+    r.jobs.iter().map(|j| j.jct()).collect()
+}
+
+/// One machine with 1 core and 8 memory; every task takes 1 core and 1 memory.
+/// A (one 10 s task) arrives at 0 and runs 0-10. B (two 10 s tasks) arrives at 1, C (one 5 s
+/// task) at 2; both wait. When A ends at 10 both candidates align equally:
+/// (1/1)(1/1) + (1/8)(8/8) = 1.125, so eps = 1.125. Remaining work: B 2 x 10 x (1 + 1/8) = 22.5,
+/// C 5 x 1.125 = 5.625 (disk and net have capacity 0 and count for nothing). Scores: B 1.125 -
+/// 1.125 x 22.5/22.5 = 0, C 1.125 - 1.125 x 0.25 = 0.84: C runs 10-15 (JCT 13), then B's tasks
+/// 15-25 and 25-35 (JCT 34). FIFO instead runs B first: B 10-30 (JCT 29), C 30-35 (JCT 33).
+#[test]
+fn tetris_prefers_less_remaining_work_among_equal_alignments() {
+    let w = workload(
+        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations
+A,0,q,s,1,10,1,1,0,0,,
+B,1,q,s,2,10,1,1,0,0,,
+C,2,q,s,1,5,1,1,0,0,,
+",
+    );
+    let c = cluster(&w, 1, &[("cpu", 1.0), ("mem", 8.0)]);
+    assert_eq!(jcts(&replay("tetris", &w, &c, 0, None)), vec![10.0, 34.0, 13.0]);
+    assert_eq!(jcts(&replay("fifo", &w, &c, 0, None)), vec![10.0, 29.0, 33.0]);
+}
+
+/// One machine with 2 cores; job J at 0: stage x (two 1 s tasks), stage y (one 3 s task), stage
+/// z (one 3 s task after y), one core each. Bottom levels: x 1, y 3 + 3 = 6, z 3.
+/// cp: at 0, y (6) then x[0] (1) take both cores; x[0] ends at 1 and x[1] runs 1-2; y ends at
+/// 3 and z runs 3-6: JCT 6. cs (stage order): x[0], x[1] at 0-1, y 1-4, z 4-7: JCT 7.
+#[test]
+fn cp_runs_the_longest_path_first() {
+    let w = workload(
+        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations
+J,0,q,x,2,1,1,1,0,0,,
+J,0,q,y,1,3,1,1,0,0,,
+J,0,q,z,1,3,1,1,0,0,y,
+",
+    );
+    let c = cluster(&w, 1, &[("cpu", 2.0), ("mem", 8.0)]);
+    let r = replay("cp", &w, &c, 0, None);
+    assert_eq!(jcts(&r), vec![6.0]);
+    let y_start = r.runs.iter().find(|x| x.task == 2).unwrap().start;
+    assert_eq!(y_start, 0.0, "the critical-path stage starts first");
+    assert_eq!(jcts(&replay("cs", &w, &c, 0, None)), vec![7.0]);
+}
