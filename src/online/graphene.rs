@@ -11,9 +11,21 @@
 //!   the simulator has no data placement, so a task counts as remote when it has a one-to-one
 //!   parent (the notes' "can be local" edge) that ran on another machine. All-to-all children
 //!   read from every parent task anyway and are never penalised.
-//! * perfScore = pScore x priScore - eta x srpt(job), priScore from [`PriorityCache`], srpt(job)
-//!   = sum over the job's not-yet-launched tasks of estimated duration x (sum over resources of
-//!   requested demand / cluster total), kept incrementally.
+//! * perfScore = pScore x priScore' - eta x srpt(job). srpt(job) = sum over the job's
+//!   not-yet-launched tasks of estimated duration x (sum over resources of requested demand /
+//!   cluster total), kept incrementally. priScore' = priScore(t) / frontier(job). priScore comes
+//!   from [`PriorityCache`]. frontier(job) is the largest priScore among the tasks the job would
+//!   launch next (one per runnable stage, fitting or not). Why divide: priScore is a rank inside
+//!   one job's preferred schedule ("the k-th task of its DAG"). Raw ranks mean nothing across
+//!   jobs. With raw ranks, a job that has started scores lower than an identical job that has
+//!   not, so identical jobs interleave and neither keeps its preferred order: the motivating pair
+//!   took 200/204 s instead of 103/206. Dividing by a per-job constant leaves every comparison
+//!   between tasks of one job exactly as in the paper ("preferentially schedules tasks with a
+//!   higher priScore"), since srpt is the same for all tasks of one job. Across jobs, every job's
+//!   next preferred task is on equal footing (1), and packing and SRPT decide between them.
+//! * Ties in perfScore go to the lower srpt, then the earlier arrival, then the job id. This is
+//!   SRPT with the standard FIFO tie-break, so one job's order is completed rather than
+//!   interleaved with an identical job's.
 //! * eta (Auto): eta = avg(pScore x priScore) / avg(srpt), both exponentially weighted moving
 //!   averages (weight 0.1 per heartbeat) of the per-heartbeat means over candidates, so the two
 //!   terms have the same average magnitude and neither dominates.
@@ -87,6 +99,7 @@ struct JobInfo {
 #[derive(Clone, Copy)]
 struct Cand {
     job: u32,
+    arrival: f64,
     stage: u32,
     group: usize,
     p: f64,
@@ -230,6 +243,17 @@ impl Policy for Graphene {
                 }
                 let Some(info) = self.jobs.get(&job) else { continue };
                 let dag = view.dag(job);
+                // The job's frontier: the highest priScore among the tasks it would launch next
+                // (one per runnable stage), whether or not they fit this machine; the preferred
+                // order is a property of the job, not of the machine that happens to heartbeat.
+                let pri_of = |t: u32| info.pri.get(t as usize).copied().unwrap_or(0.0) as f64;
+                let mut frontier = f64::NEG_INFINITY;
+                for &s in &st.runnable_stages {
+                    let skip = taken.get(&(job, s)).copied().unwrap_or(0);
+                    if let Some(&t) = st.runnable_in(s).iter().rev().nth(skip) {
+                        frontier = frontier.max(pri_of(t));
+                    }
+                }
                 for &s in &st.runnable_stages {
                     let skip = taken.get(&(job, s)).copied().unwrap_or(0);
                     let Some(&t) = st.runnable_in(s).iter().rev().nth(skip) else { continue };
@@ -255,8 +279,18 @@ impl Policy for Graphene {
                             p *= rp;
                         }
                     }
-                    let pri = info.pri.get(t as usize).copied().unwrap_or(0.0) as f64;
-                    cands.push(Cand { job, stage: s, group: view.queue(job) as usize, p: p * pri, srpt: info.srpt, perf: 0.0 });
+                    // priScore relative to the job's frontier (see the module doc): the job's
+                    // next task in its preferred order scores 1.
+                    let pri = if frontier > 0.0 { (pri_of(t) / frontier).clamp(0.0, 1.0) } else { 1.0 };
+                    cands.push(Cand {
+                        job,
+                        arrival: view.arrival(job),
+                        stage: s,
+                        group: view.queue(job) as usize,
+                        p: p * pri,
+                        srpt: info.srpt,
+                        perf: 0.0,
+                    });
                 }
             }
             if cands.is_empty() {
@@ -283,7 +317,17 @@ impl Policy for Graphene {
             for c in cands.iter_mut() {
                 c.perf = c.p - eta * c.srpt;
             }
-            cands.sort_by(|a, b| b.perf.total_cmp(&a.perf).then(a.job.cmp(&b.job)).then(a.stage.cmp(&b.stage)));
+            // Ties (identical jobs, or eta = 0) go to the job that arrived first: SRPT with a
+            // stable FIFO tie-break, so one job's preferred order is completed rather than
+            // interleaved with an identical job's.
+            cands.sort_by(|a, b| {
+                b.perf
+                    .total_cmp(&a.perf)
+                    .then(a.srpt.total_cmp(&b.srpt))
+                    .then(a.arrival.total_cmp(&b.arrival))
+                    .then(a.job.cmp(&b.job))
+                    .then(a.stage.cmp(&b.stage))
+            });
             let mut allocated = 0;
             let mut walked = 0;
             for c in cands.iter() {
@@ -387,19 +431,33 @@ mod tests {
     }
 
     /// Two copies of the motivating DAG (three 1 s cpu=9 tasks, each the parent of one long
-    /// cpu=mem=disk=4 task) on one 12/12/12 machine. A cpu=9 task never runs beside a long task
-    /// (9 + 4 > 12), so the best order runs one job's three short tasks (0-3), its three long
-    /// tasks together (3-103), then the other job (103-206): JCTs 103 and 206, average 154.5.
-    /// FIFO and CS (breadth-first) find exactly that. Graphene does NOT: the second job's first
-    /// short task has priScore 1 and pScore 0.75 (0.75 overall) and beats the first job's second
-    /// short task (priScore 0.8, 0.6 overall); the SRPT term cannot separate two identical jobs
-    /// (their remaining work differs by 0.75 of about 296), so the jobs interleave and long
-    /// tasks of both block the remaining short ones. Measured: 200 and 204 in one queue, 202
-    /// and 202 in two queues. This test pins those numbers; beating FIFO here needs an
-    /// online rule that keeps a job's priScore order across jobs (left open, see report).
+    /// cpu=mem=disk=4 task of 100/98/96 s) on one 12/12/12 machine. A cpu=9 task never runs beside
+    /// another task (9 + 4 > 12), so short tasks run alone and at most three long tasks at once.
+    ///
+    /// One queue. FIFO and CS give 103 and 206 (mean 154.5). Graphene now gives the same. It
+    /// used to give 200 and 204: raw priScores were compared across jobs, so the second job's
+    /// first short task (priScore 1 x pScore 0.75) beat the first job's second short task
+    /// (0.8 x 0.75), and the SRPT term (0.75 out of about 296) could not separate two nearly
+    /// identical jobs. The jobs interleaved and neither job's long tasks overlapped. priScore is
+    /// now divided by the job's frontier, and ties go by SRPT and then arrival, so the first job's
+    /// preferred order finishes first.
+    ///
+    /// 103/206 is NOT the optimum for mean JCT. Run all six short tasks first (0-6). Then start the
+    /// first job's long tasks. As each one ends (96 s at 102, 98 s at 104, 100 s at 106), start
+    /// the second job's 100, 98 and 96 s tasks. All three of those end at 202. That gives JCTs
+    /// 106 and 202, mean 154 < 154.5. To get it, the scheduler must pick the second job's short
+    /// task at t = 3 over the first job's long task. That choice goes against all three of
+    /// Graphene's signals: SRPT (the first job has less work left), packing (pScore 0.75 vs 1.0)
+    /// and the first job's preferred order. Its gain (0.5 s) depends only on the long tasks'
+    /// durations pairing up exactly. So Graphene ties FIFO/CS here and does not beat them.
+    /// `bfs_bad_pair_beats_fifo_and_cs` is a workload where enforcing the preferred order
+    /// beats them strictly.
+    ///
+    /// Two queues (DRF deficits, kappa 0.1): the fairness bound alternates the jobs, and both
+    /// finish at 202 (mean 202, same as before the change). Fairness costs mean JCT here.
     #[test]
     fn motivating_pair_exact_jcts() {
-        for (queues, want) in [(false, vec![200.0, 204.0]), (true, vec![202.0, 202.0])] {
+        for (queues, want) in [(false, vec![103.0, 206.0]), (true, vec![202.0, 202.0])] {
             let (w, c) = motivating(2, queues);
             let f = run(&w, &c, &mut Fifo, &SimConfig::default()).unwrap();
             let cs = run(&w, &c, &mut CapacityScheduler::new(vec![0.5, 0.5]), &SimConfig::default()).unwrap();
@@ -410,6 +468,43 @@ mod tests {
             assert_eq!(jcts(&gr), want, "queues: {queues}");
             assert_eq!(avg(&f), 154.5);
         }
+    }
+
+    /// A DAG whose preferred order is not breadth-first. Stage w (50 s, cpu 8) and stage x
+    /// (1 s, cpu 8) are both roots and are listed in that order. y (100 s, cpu 4) is x's child.
+    /// The machine has cpu 12. Breadth-first in stage order (FIFO, CS) runs w first, which
+    /// delays the critical path x -> y: one job alone takes 151 s. The preferred order runs
+    /// x, then y with w beside it: 101 s. Two copies arrive together in one queue:
+    /// * FIFO/CS: A.w 0-50, A.x 50-51, then A.y 51-151 beside B.w 51-101, then B.x 101-102
+    ///   and B.y 102-202. JCTs 151 and 202, mean 176.5.
+    /// * Graphene: A.x 0-1. A.y 1-101 beside A.w 1-51. Then B.x 51-52 and B.y 52-152 beside
+    ///   A.y. B.w gets its 8 cpu only when A.y ends: 101-151. JCTs 101 and 152, mean 126.5.
+    ///   The preferred order of one job is followed here, and the other job's is followed
+    ///   around it.
+    #[test]
+    fn bfs_bad_pair_beats_fifo_and_cs() {
+        let text = r#"{ "name": "bfsbad", "resources": ["cpu"],
+          "stages": [
+            {"id": "w", "tasks": 1, "duration": 50,  "demands": {"cpu": 8}},
+            {"id": "x", "tasks": 1, "duration": 1,   "demands": {"cpu": 8}},
+            {"id": "y", "tasks": 1, "duration": 100, "demands": {"cpu": 4}, "parents": ["x"]}
+          ] }"#;
+        let dag = parse_dags(text, "bfsbad.json", &LoadOptions::default()).unwrap().remove(0);
+        let jobs = (0..2)
+            .map(|i| Job { name: format!("J{i}"), arrival: 0.0, queue: "q".into(), dag: dag.clone() })
+            .collect();
+        let w = Workload { jobs };
+        let mut spec = ClusterSpec::uniform(1, [("cpu".to_string(), 12.0)].into_iter().collect());
+        spec.overbook = vec![];
+        let c = spec.resolve(&dag.resources).unwrap();
+        let f = run(&w, &c, &mut Fifo, &SimConfig::default()).unwrap();
+        let cs = run(&w, &c, &mut CapacityScheduler::new(vec![0.5, 0.5]), &SimConfig::default()).unwrap();
+        let mut g = Graphene::new(GrapheneOnline { bypass_tasks: 0, ..Default::default() });
+        let gr = run(&w, &c, &mut g, &SimConfig::default()).unwrap();
+        assert_eq!(jcts(&f), vec![151.0, 202.0]);
+        assert_eq!(jcts(&cs), vec![151.0, 202.0]);
+        assert_eq!(jcts(&gr), vec![101.0, 152.0]);
+        assert!(avg(&gr) < avg(&f) && avg(&gr) < avg(&cs));
     }
 
     /// A single copy: Graphene's offline order (s1, s2, s3, then the long tasks) is followed:
