@@ -173,23 +173,6 @@ fn fairness(workload: &Workload, result: &SimResult, shares: &[f64], window: f64
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn jain_index_is_one_for_equal_shares_and_one_over_n_for_a_monopoly() {
-        assert_eq!(jain(&[2.0, 2.0, 2.0]), 1.0);
-        assert!((jain(&[1.0, 0.0, 0.0, 0.0]) - 0.25).abs() < 1e-12);
-    }
-
-    #[test]
-    fn spread_splits_an_interval_across_bins() {
-        let mut bins = vec![0.0; 3];
-        spread(&mut bins, 10.0, 5.0, 25.0, 2.0);
-        assert_eq!(bins, vec![10.0, 20.0, 10.0]);
-    }
-}
 
 /// Per-job normalized JCT gap of `other` against `base`: (jct_base - jct) / jct_base, so that
 /// positive means `other` finished the job sooner. Jobs pair up by position (both replays of
@@ -206,4 +189,22 @@ pub fn jct_gaps(base: &SimResult, other: &SimResult) -> Vec<f64> {
 /// The 10th, 25th, 50th, 75th and 90th percentiles of `values`.
 pub fn gap_percentiles(values: &[f64]) -> [f64; 5] {
     [0.10, 0.25, 0.50, 0.75, 0.90].map(|q| quantile(values, q))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jain_index_is_one_for_equal_shares_and_one_over_n_for_a_monopoly() {
+        assert_eq!(jain(&[2.0, 2.0, 2.0]), 1.0);
+        assert!((jain(&[1.0, 0.0, 0.0, 0.0]) - 0.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn spread_splits_an_interval_across_bins() {
+        let mut bins = vec![0.0; 3];
+        spread(&mut bins, 10.0, 5.0, 25.0, 2.0);
+        assert_eq!(bins, vec![10.0, 20.0, 10.0]);
+    }
 }

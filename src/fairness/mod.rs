@@ -195,7 +195,7 @@ mod tests {
     /// 2. g0 again:     d = (-1.0, 0.5, 0.5)
     /// 3. g1:           d = (-0.5, -0.25, 0.75)
     /// 4. g2 with only g0 and g2 active (shares renormalised to 2/3, 1/3; g1 frozen):
-    ///                  d = (-0.5 + 2/3, -0.25, 0.75 - 2/3) = (1/6, -0.25, 1/12)
+    ///    d = (-0.5 + 2/3, -0.25, 0.75 - 2/3) = (1/6, -0.25, 1/12)
     #[test]
     fn deficit_arithmetic_by_hand() {
         let mut d = Deficits::new(vec![0.5, 0.25, 0.25], Some(0.5), FairnessMode::Slot).with_capacity(2.0);

@@ -481,6 +481,7 @@ mod tests {
     ///   A.y. B.w gets its 8 cpu only when A.y ends: 101-151. JCTs 101 and 152, mean 126.5.
     ///   The preferred order of one job is followed here, and the other job's is followed
     ///   around it.
+    ///
     /// The policy before the frontier change (raw priScores across jobs) also gives 101/152
     /// here (checked at c2d5a2f). So this test checks that enforcing preferred order beats
     /// breadth-first. It does not check for the interleaving regression;

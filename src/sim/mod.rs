@@ -304,7 +304,7 @@ pub fn run_with_progress(
             break;
         }
         popped += 1;
-        if popped % 16_384 == 0 {
+        if popped.is_multiple_of(16_384) {
             progress(time, sim.done_jobs);
         }
         sim.now = time;
