@@ -163,16 +163,6 @@ impl Graphene {
         }
     }
 
-    fn work(view: &View, total: &ResVec, job: u32, t: u32) -> f64 {
-        let d = view.requested(job, t);
-        let norm: f64 = (0..view.dims).filter(|&r| total.0[r] > 0.0).map(|r| d.0[r].max(0.0) / total.0[r]).sum();
-        let w = view.estimated_duration(job, t) * norm;
-        if w.is_finite() {
-            w
-        } else {
-            0.0
-        }
-    }
 }
 
 /// Whether `d` fits `left` (hard dims: what is free; soft dims: the overbooking allowance).
@@ -200,7 +190,7 @@ impl Policy for Graphene {
             view.caps,
             overbook,
         );
-        let srpt = (0..dag.len() as u32).map(|t| Self::work(view, &total, job, t)).sum();
+        let srpt = (0..dag.len() as u32).map(|t| super::work(view, &total, job, t)).sum();
         let local = dag.stages.iter().any(|s| s.parents.iter().any(|e| e.kind == EdgeKind::OneToOne));
         let place = local.then(|| vec![u32::MAX; dag.len()]);
         self.ensure_group(view.queue(job) as usize);
@@ -383,7 +373,7 @@ impl Policy for Graphene {
         let mut active = self.active_groups.clone();
         active[g] = true;
         self.deficits.charge_among(g, f, &active);
-        let w = Self::work(view, &total, t.job, t.task);
+        let w = super::work(view, &total, t.job, t.task);
         if let Some(info) = self.jobs.get_mut(&t.job) {
             info.srpt = (info.srpt - w).max(0.0);
         }

@@ -83,6 +83,19 @@ pub fn by_name(name: &str, s: &OnlineSettings) -> crate::Result<Box<dyn Policy>>
     })
 }
 
+/// Task `t`'s work: estimated duration x sum over resources of its request over the cluster
+/// total (0 when not finite).
+pub(crate) fn work(view: &View, total: &ResVec, job: u32, t: u32) -> f64 {
+    let d = view.requested(job, t);
+    let norm: f64 = (0..view.dims).filter(|&r| total.0[r] > 0.0).map(|r| d.0[r].max(0.0) / total.0[r]).sum();
+    let w = view.estimated_duration(job, t) * norm;
+    if w.is_finite() {
+        w
+    } else {
+        0.0
+    }
+}
+
 /// True when `demand` fits `free` on every resource that cannot be overbooked.
 pub fn fits(view: &View, demand: &ResVec, free: &ResVec) -> bool {
     let hard = view.hard;

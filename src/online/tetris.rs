@@ -21,7 +21,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::{fits, Policy, TaskRef};
+use super::{fits, work, Policy, TaskRef};
 use crate::model::ResVec;
 use crate::sim::View;
 
@@ -60,18 +60,6 @@ pub(crate) fn candidates(view: &View, cap: &ResVec, left: &ResVec, chosen: &Hash
     }
 }
 
-/// Task `t`'s work: estimated duration x sum over resources of its request over the cluster
-/// total (0 when not finite).
-pub(crate) fn work(view: &View, total: &ResVec, job: u32, t: u32) -> f64 {
-    let d = view.requested(job, t);
-    let norm: f64 = (0..view.dims).filter(|&r| total.0[r] > 0.0).map(|r| d.0[r].max(0.0) / total.0[r]).sum();
-    let w = view.estimated_duration(job, t) * norm;
-    if w.is_finite() {
-        w
-    } else {
-        0.0
-    }
-}
 
 /// Launches `c` from this heartbeat's bookkeeping: records it and takes its demand off `left`.
 pub(crate) fn take(view: &View, c: &Cand, left: &mut ResVec, chosen: &mut HashSet<TaskRef>, out: &mut Vec<TaskRef>) {
