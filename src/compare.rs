@@ -14,6 +14,9 @@ use crate::validate::validate_schedule;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
+    /// Position of the DAG among those compared (names need not be unique: WfCommons files of
+    /// one recipe share their workflow name).
+    pub dag_index: usize,
     pub dag: String,
     pub tasks: usize,
     pub scheduler: String,
@@ -46,7 +49,7 @@ pub fn compare(
     mut on_row: impl FnMut(&Row),
 ) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
-    for dag in dags {
+    for (dag_index, dag) in dags.iter().enumerate() {
         let cluster = spec.resolve(&dag.resources)?;
         cluster.check_fits(dag)?;
         let lb = lowerbound::compute(dag, &cluster).best();
@@ -63,6 +66,7 @@ pub fn compare(
             }
             let makespan = built.schedule.makespan();
             let row = Row {
+                dag_index,
                 dag: dag.name.clone(),
                 tasks: dag.len(),
                 scheduler: s.name().to_string(),
@@ -99,7 +103,7 @@ pub fn summarize(rows: &[Row], schedulers: &[Scheduler]) -> Vec<SchedulerSummary
                 .iter()
                 .filter(|r| {
                     rows.iter()
-                        .filter(|o| o.dag == r.dag)
+                        .filter(|o| o.dag_index == r.dag_index)
                         .all(|o| r.makespan <= o.makespan * (1.0 + 1e-9))
                 })
                 .count();
