@@ -4,7 +4,7 @@
 //! in breadth-first (stage) order.
 
 use super::fifo::fill_from_job;
-use super::{Policy, TaskRef};
+use super::{relative, serve_queues, Policy, TaskRef};
 use crate::model::ResVec;
 use crate::sim::View;
 
@@ -27,34 +27,23 @@ impl Policy for CapacityScheduler {
     }
 
     fn assign(&mut self, view: &View, _machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
-        let mut left = *free;
-        let mut running = self.running.clone();
         // One container at a time: the neediest queue with something that fits gets it.
-        let mut blocked = vec![false; self.shares.len()];
-        loop {
-            let mut order: Vec<usize> = (0..self.shares.len()).filter(|&q| !blocked[q]).collect();
-            if order.is_empty() {
-                break;
-            }
-            // A queue without a guaranteed share is never below it: it comes last.
-            let usage = |q: usize| if self.shares[q] > 0.0 { running[q] as f64 / self.shares[q] } else { f64::INFINITY };
-            order.sort_by(|&a, &b| usage(a).total_cmp(&usage(b)).then(a.cmp(&b)));
-            let q = order[0];
-            let mut took = false;
-            for &job in view.active() {
-                if view.queue(job) as usize != q {
-                    continue;
-                }
-                if fill_from_job(view, job, &mut left, out, 1) == 1 {
-                    took = true;
+        let mut state = (*free, self.running.clone());
+        serve_queues(
+            self.shares.len(),
+            &mut state,
+            |(_, running), q| relative(running[q] as f64, self.shares[q]),
+            |(left, running), q| {
+                let took = view
+                    .active()
+                    .iter()
+                    .any(|&job| view.queue(job) as usize == q && fill_from_job(view, job, left, out, 1) == 1);
+                if took {
                     running[q] += 1;
-                    break;
                 }
-            }
-            if !took {
-                blocked[q] = true;
-            }
-        }
+                took
+            },
+        );
     }
 
     /// A queue the shares did not name gets share 0: it is served only when no named queue

@@ -9,7 +9,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::{fits, Policy, TaskRef};
+use super::{fits, relative, serve_queues, Policy, TaskRef};
 use crate::model::{paths, ResVec};
 use crate::sim::View;
 
@@ -54,38 +54,28 @@ impl CsQueues {
         out: &mut Vec<TaskRef>,
         mut pick: impl FnMut(&View, u32, &ResVec, &HashSet<TaskRef>) -> Option<TaskRef>,
     ) {
-        let mut left = *free;
-        let mut running = self.running.clone();
-        let mut blocked = vec![false; self.shares.len()];
-        let mut chosen: HashSet<TaskRef> = HashSet::new();
-        loop {
-            let usage =
-                |q: usize| if self.shares[q] > 0.0 { running[q] as f64 / self.shares[q] } else { f64::INFINITY };
-            let Some(q) = (0..self.shares.len())
-                .filter(|&q| !blocked[q])
-                .min_by(|&a, &b| usage(a).total_cmp(&usage(b)).then(a.cmp(&b)))
-            else {
-                break;
-            };
-            let mut took = false;
-            for &job in view.active() {
-                if view.queue(job) as usize != q {
-                    continue;
+        let mut state = (*free, self.running.clone(), HashSet::<TaskRef>::new());
+        serve_queues(
+            self.shares.len(),
+            &mut state,
+            |(_, running, _), q| relative(running[q] as f64, self.shares[q]),
+            |(left, running, chosen), q| {
+                for &job in view.active() {
+                    if view.queue(job) as usize != q {
+                        continue;
+                    }
+                    if let Some(t) = pick(view, job, left, chosen) {
+                        debug_assert!(fits(view, &view.requested(t.job, t.task), left));
+                        left.sub_assign(&view.requested(t.job, t.task));
+                        chosen.insert(t);
+                        out.push(t);
+                        running[q] += 1;
+                        return true;
+                    }
                 }
-                if let Some(t) = pick(view, job, &left, &chosen) {
-                    debug_assert!(fits(view, &view.requested(t.job, t.task), &left));
-                    left.sub_assign(&view.requested(t.job, t.task));
-                    chosen.insert(t);
-                    out.push(t);
-                    running[q] += 1;
-                    took = true;
-                    break;
-                }
-            }
-            if !took {
-                blocked[q] = true;
-            }
-        }
+                false
+            },
+        );
     }
 }
 

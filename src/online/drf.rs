@@ -9,7 +9,7 @@
 //! is about what a queue holds, not what a machine can squeeze in.
 
 use super::fifo::fill_from_job;
-use super::{Policy, TaskRef};
+use super::{relative, serve_queues, Policy, TaskRef};
 use crate::model::ResVec;
 use crate::sim::View;
 
@@ -52,39 +52,22 @@ impl Policy for Drf {
 
     fn assign(&mut self, view: &View, _machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
         let total = self.total(view);
-        let mut left = *free;
-        let mut alloc = self.alloc.clone();
-        let mut blocked = vec![false; self.shares.len()];
-        loop {
-            let ratio = |q: usize, alloc: &[ResVec]| {
-                if self.shares[q] > 0.0 {
-                    dominant(&alloc[q], &total, view.dims) / self.shares[q]
-                } else {
-                    f64::INFINITY
+        let mut state = (*free, self.alloc.clone());
+        serve_queues(
+            self.shares.len(),
+            &mut state,
+            |(_, alloc), q| relative(dominant(&alloc[q], &total, view.dims), self.shares[q]),
+            |(left, alloc), q| {
+                for &job in view.active() {
+                    if view.queue(job) as usize == q && fill_from_job(view, job, left, out, 1) == 1 {
+                        let t = *out.last().expect("just pushed");
+                        alloc[q].add_assign(&view.requested(t.job, t.task));
+                        return true;
+                    }
                 }
-            };
-            let Some(q) = (0..self.shares.len())
-                .filter(|&q| !blocked[q])
-                .min_by(|&a, &b| ratio(a, &alloc).total_cmp(&ratio(b, &alloc)).then(a.cmp(&b)))
-            else {
-                break;
-            };
-            let mut took = false;
-            for &job in view.active() {
-                if view.queue(job) as usize != q {
-                    continue;
-                }
-                if fill_from_job(view, job, &mut left, out, 1) == 1 {
-                    let t = *out.last().expect("just pushed");
-                    alloc[q].add_assign(&view.requested(t.job, t.task));
-                    took = true;
-                    break;
-                }
-            }
-            if !took {
-                blocked[q] = true;
-            }
-        }
+                false
+            },
+        );
     }
 
     fn launched(&mut self, view: &View, t: TaskRef) {

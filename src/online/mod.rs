@@ -96,6 +96,35 @@ pub(crate) fn work(view: &View, total: &ResVec, job: u32, t: u32) -> f64 {
     }
 }
 
+/// One task at a time to the neediest queue, as YARN's queue-based schedulers hand out
+/// containers: repeatedly the unblocked queue with the lowest `need(state, q)` (ties: lower
+/// index) gets `take(state, q)`; a queue that cannot take a task is blocked for the rest of the
+/// heartbeat.
+pub(crate) fn serve_queues<S>(
+    queues: usize,
+    state: &mut S,
+    need: impl Fn(&S, usize) -> f64,
+    mut take: impl FnMut(&mut S, usize) -> bool,
+) {
+    let mut blocked = vec![false; queues];
+    while let Some(q) =
+        (0..queues).filter(|&q| !blocked[q]).min_by(|&a, &b| need(state, a).total_cmp(&need(state, b)).then(a.cmp(&b)))
+    {
+        if !take(state, q) {
+            blocked[q] = true;
+        }
+    }
+}
+
+/// Usage relative to an entitled share; a queue without a share is never below it.
+pub(crate) fn relative(used: f64, share: f64) -> f64 {
+    if share > 0.0 {
+        used / share
+    } else {
+        f64::INFINITY
+    }
+}
+
 /// True when `demand` fits `free` on every resource that cannot be overbooked.
 pub fn fits(view: &View, demand: &ResVec, free: &ResVec) -> bool {
     let hard = view.hard;
