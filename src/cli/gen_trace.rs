@@ -6,7 +6,7 @@ use graphene::formats;
 use graphene::trace::{self, ArrivalProcess};
 use graphene::{Error, Result};
 
-use super::args::InputArgs;
+use super::args::{ClusterArgs, InputArgs};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -22,8 +22,14 @@ pub struct Args {
     /// Number of queues q0..q(K-1); each job joins one uniformly at random.
     #[arg(long, value_name = "K", default_value_t = 1)]
     pub queues: usize,
+    /// Rescale the arrival gaps so that the busiest resource of the cluster (--cluster or
+    /// --machines/--capacity) is offered this load over the arrival window (e.g. 0.8).
+    #[arg(long, value_name = "LOAD")]
+    pub load: Option<f64>,
     #[command(flatten)]
     pub input: InputArgs,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
     /// Write the trace here (atomically) instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -43,7 +49,16 @@ pub fn run(a: Args) -> Result<i32> {
     for p in &a.dags {
         dags.extend(formats::load_dags(p, &opts)?);
     }
-    let workload = trace::generate(&dags, a.jobs, arrival, a.queues, a.input.seed)?;
+    let cluster =
+        a.cluster.spec()?.resolve(&trace::RESOURCES.map(String::from)).map_err(|e| match &a.cluster.cluster {
+            Some(p) => e.in_file(p),
+            None => e,
+        })?;
+    let mut workload = trace::generate(&dags, a.jobs, arrival, a.queues, a.input.seed)?;
+    let scale = match a.load {
+        Some(target) => Some(trace::load::calibrate(&mut workload, &cluster, target)?),
+        None => None,
+    };
     let text = trace::native_csv::write(&workload)?;
     graphene::output::write_or_stdout(a.out.as_deref(), text.as_bytes())?;
     if !a.quiet {
@@ -56,6 +71,21 @@ pub fn run(a: Args) -> Result<i32> {
             a.queues,
             a.input.seed
         );
+        let loads = trace::load::offered_load(&workload, &cluster);
+        let shown: Vec<String> =
+            cluster.resources.iter().zip(&loads).map(|(r, l)| format!("{r} {:.1}%", 100.0 * l)).collect();
+        let scaled = match (scale, arrival) {
+            (Some(f), ArrivalProcess::Poisson { mean }) => {
+                format!(" (arrivals scaled x{f:.4}: poisson:{:.4})", mean * f)
+            }
+            (Some(f), ArrivalProcess::Fixed { interval }) => {
+                format!(" (arrivals scaled x{f:.4}: fixed:{:.4})", interval * f)
+            }
+            _ => String::new(),
+        };
+        if trace::load::span(&workload) > 0.0 {
+            eprintln!("gen-trace: offered load on {} machines: {}{scaled}", cluster.len(), shown.join(", "));
+        }
     }
     Ok(0)
 }

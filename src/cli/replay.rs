@@ -38,6 +38,10 @@ pub struct Common {
     /// data.
     #[arg(long, value_name = "R")]
     pub rp: Option<f64>,
+    /// graphene: overbookable resources (disk, net) may be allocated up to this multiple of a
+    /// machine's capacity [default: 1.2]; 1 never overbooks.
+    #[arg(long, value_name = "X")]
+    pub overbook_limit: Option<f64>,
     /// graphene: fairness unit for the deficit counters.
     #[arg(long, value_enum, default_value = "drf")]
     pub fairness: Fairness,
@@ -140,6 +144,12 @@ fn graphene_config(a: &Common, shares: &[f64]) -> Result<GrapheneOnline> {
         }
         cfg.rp = rp;
     }
+    if let Some(x) = a.overbook_limit {
+        if !(x.is_finite() && x >= 1.0) {
+            return Err(Error::Usage(format!("--overbook-limit {x} must be a finite number >= 1")));
+        }
+        cfg.overbook = x;
+    }
     cfg.fairness = match a.fairness {
         Fairness::Slot => FairnessMode::Slot,
         Fairness::Drf => FairnessMode::Drf,
@@ -216,9 +226,11 @@ pub fn run_sim(
     }
     let bar = indicatif::ProgressBar::new(workload.jobs.len() as u64);
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} {prefix} [{bar:30}] {pos}/{len} jobs, simulated {msg} ({elapsed})")
-            .expect("a valid template")
-            .progress_chars("=> "),
+        indicatif::ProgressStyle::with_template(
+            "{spinner} {prefix} [{bar:30}] {pos}/{len} jobs, simulated {msg} ({elapsed})",
+        )
+        .expect("a valid template")
+        .progress_chars("=> "),
     );
     bar.set_prefix(policy.name());
     let result = sim::run_with_progress(workload, cluster, policy, cfg, &mut |now, done| {

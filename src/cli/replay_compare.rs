@@ -33,6 +33,10 @@ struct Row {
     jain_10s: f64,
     jain_60s: f64,
     jain_240s: f64,
+    /// Mean utilization of each resource over the replay (cluster resource order).
+    mean_utilization: Vec<f64>,
+    /// Median per-job gap of this scheduler against each scheduler (same order as the rows).
+    median_gap_vs: Vec<f64>,
 }
 
 pub fn run(a: Args) -> Result<i32> {
@@ -65,11 +69,18 @@ pub fn run(a: Args) -> Result<i32> {
                 jain_10s: s.fairness[0].jain_mean,
                 jain_60s: s.fairness[1].jain_mean,
                 jain_240s: s.fairness[2].jain_mean,
+                mean_utilization: s.mean_utilization,
+                median_gap_vs: results.iter().map(|b| gap_percentiles(&jct_gaps(b, r))[2]).collect(),
             }
         })
         .collect();
     if a.json {
-        let v = serde_json::json!({ "baseline": a.baseline, "jobs": workload.jobs.len(), "rows": rows });
+        let v = serde_json::json!({
+            "baseline": a.baseline,
+            "jobs": workload.jobs.len(),
+            "resources": cluster.resources,
+            "rows": rows,
+        });
         outln!("{}", serde_json::to_string_pretty(&v).expect("serializable"))?;
         return Ok(0);
     }
@@ -107,5 +118,26 @@ pub fn run(a: Args) -> Result<i32> {
             r.jain_240s
         )?;
     }
+    outln!()?;
+    let width = names.iter().map(|n| n.len()).max().unwrap_or(0).max(8);
+    let head: Vec<String> = names.iter().map(|n| format!("{n:>width$}")).collect();
+    outln!("{:<16} {}   (median per-job gap of the row vs the column)", "median gap", head.join(" "))?;
+    for r in &rows {
+        let cells: Vec<String> = r
+            .median_gap_vs
+            .iter()
+            .zip(&names)
+            .map(|(g, n)| if *n == r.scheduler { format!("{:>width$}", "-") } else { format!("{g:>width$.3}") })
+            .collect();
+        outln!("{:<16} {}", r.scheduler, cells.join(" "))?;
+    }
+    let util: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            let u: Vec<String> = r.mean_utilization.iter().map(|u| format!("{:.0}%", 100.0 * u)).collect();
+            format!("{} {}", r.scheduler, u.join("/"))
+        })
+        .collect();
+    outln!("\nmean utilization ({}): {}", cluster.resources.join("/"), util.join(", "))?;
     Ok(0)
 }

@@ -15,9 +15,22 @@
 //! tasks, and the simulator has no slots; callers pass `C` explicitly (Graphene uses the machine
 //! count: `kappa * C` is then "kappa machines' worth" of one task per machine).
 //!
-//! **Invariant.** Let `K = kappa * C` and `F` the largest factor of any single allocation, and
-//! let every allocation obey [`Deficits::must_serve_among`] (when it names a group, the task
-//! comes from that group). Deficits start at zero.
+//! **Strict invariant (what Graphene's online scheduler does).** Let `K = kappa * C` and `F` the
+//! largest factor of any single allocation. Serve group `g` only if the charge keeps every other
+//! active deficit at most `K` ([`Deficits::would_exceed`] is false); only when every active
+//! group's allocation would lift some other group over `K` is the most-owed group served anyway.
+//! * Two groups, `F <= K`: every deficit stays at most `K`, at all times (proved, and tested).
+//!   Proof: deficits start at 0. With both active they are `d` and `-d` (renormalised shares
+//!   `s1 + s2 = 1`), and only a charge to the *other* group raises one. Suppose both were
+//!   blocked: `d2 + f1 s2 > K` and `d1 + f2 s1 > K`; adding, `f1 s2 + f2 s1 > 2K`, but the left
+//!   side is at most `F (s1 + s2) = F <= K`. So some group may always be served, and no charge
+//!   that is made lifts anyone over `K`. With one group active nothing changes.
+//! * More groups: the fall-back can fire (three groups near `K` with one far below); every
+//!   deficit then stays within `K + F` in the property test over up to five groups.
+//!
+//! **Invariant without look-ahead.** Let every allocation obey only
+//! [`Deficits::must_serve_among`] (when it names a group, the task comes from that group).
+//! Deficits start at zero.
 //! * Two groups (proved, and tested): every deficit stays at most `K + F`. Proof: with both
 //!   active the deficits are `d` and `-d`; a group's deficit rises only when the other group is
 //!   served, which happens either freely (then every deficit was below `K`, and it rises by at
@@ -45,10 +58,9 @@ impl FairnessMode {
     pub fn factor(&self, demand: &crate::model::ResVec, total: &crate::model::ResVec, dims: usize) -> f64 {
         match self {
             FairnessMode::Slot => 1.0,
-            FairnessMode::Drf => (0..dims)
-                .filter(|&r| total.0[r] > 0.0)
-                .map(|r| demand.0[r].max(0.0) / total.0[r])
-                .fold(0.0, f64::max),
+            FairnessMode::Drf => {
+                (0..dims).filter(|&r| total.0[r] > 0.0).map(|r| demand.0[r].max(0.0) / total.0[r]).fold(0.0, f64::max)
+            }
         }
     }
 }
@@ -70,7 +82,14 @@ impl Deficits {
     pub fn new(shares: Vec<f64>, kappa: Option<f64>, mode: FairnessMode) -> Deficits {
         let shares: Vec<f64> = shares.into_iter().map(|s| if s.is_finite() && s > 0.0 { s } else { 0.0 }).collect();
         let n = shares.len();
-        Deficits { shares, deficit: vec![0.0; n], kappa: kappa.filter(|k| k.is_finite()), mode, capacity: 1.0, max_seen: 0.0 }
+        Deficits {
+            shares,
+            deficit: vec![0.0; n],
+            kappa: kappa.filter(|k| k.is_finite()),
+            mode,
+            capacity: 1.0,
+            max_seen: 0.0,
+        }
     }
 
     /// Sets `C`, the cluster capacity in the factor's unit.
@@ -152,7 +171,8 @@ impl Deficits {
         self.most_owed_among(&vec![true; self.shares.len()])
     }
 
-    fn most_owed_among(&self, active: &[bool]) -> Option<usize> {
+    /// The most owed among the groups marked in `active` (ties: lowest index).
+    pub fn most_owed_among(&self, active: &[bool]) -> Option<usize> {
         let mut best: Option<usize> = None;
         for i in 0..self.deficit.len() {
             if !active.get(i).copied().unwrap_or(false) {
@@ -177,6 +197,26 @@ impl Deficits {
         let limit = self.limit()?;
         let g = self.most_owed_among(active)?;
         (self.deficit[g] >= limit).then_some(g)
+    }
+
+    /// The look-ahead rule: whether charging `factor` to `g` (shares renormalised over `active`,
+    /// as [`Deficits::charge_among`] does) would lift another active group above `kappa * C`.
+    /// A scheduler that skips such allocations keeps every deficit within the bound itself,
+    /// not just within one allocation of it (see the module docs). False when kappa is unset.
+    pub fn would_exceed(&self, g: usize, factor: f64, active: &[bool]) -> bool {
+        let Some(limit) = self.limit() else { return false };
+        if g >= self.shares.len() || !factor.is_finite() || factor <= 0.0 {
+            return false;
+        }
+        let is_active = |i: usize| i == g || active.get(i).copied().unwrap_or(false);
+        let n_active = (0..self.shares.len()).filter(|&i| is_active(i)).count() as f64;
+        let sum: f64 = (0..self.shares.len()).filter(|&i| is_active(i)).map(|i| self.shares[i]).sum();
+        (0..self.shares.len()).any(|i| {
+            i != g && is_active(i) && {
+                let s = if sum > 0.0 { self.shares[i] / sum } else { 1.0 / n_active };
+                self.deficit[i] + factor * s > limit
+            }
+        })
     }
 }
 
@@ -267,7 +307,71 @@ mod tests {
         (d.max_seen(), kappa * cap, fmax)
     }
 
+    /// As `adversary`, under the look-ahead rule: free choice among the groups whose charge
+    /// keeps every other deficit within `K`, the most-owed group when there is none.
+    fn strict_adversary(shares: Vec<f64>, kappa: f64, cap: f64, steps: &[(usize, f64, u32)]) -> (f64, f64, f64) {
+        let n = shares.len();
+        let mut d = Deficits::new(shares, Some(kappa), FairnessMode::Drf).with_capacity(cap);
+        let mut fmax: f64 = 0.0;
+        for &(pick, f, mask) in steps {
+            let mut active: Vec<bool> = (0..n).map(|i| mask & (1 << i) != 0).collect();
+            if !active.iter().any(|&a| a) {
+                active[pick % n] = true;
+            }
+            let allowed: Vec<usize> = (0..n).filter(|&i| active[i] && !d.would_exceed(i, f, &active)).collect();
+            let g = match d.must_serve_among(&active) {
+                Some(g) if allowed.contains(&g) => g,
+                _ if !allowed.is_empty() => allowed[pick % allowed.len()],
+                _ => d.most_owed_among(&active).unwrap(),
+            };
+            d.charge_among(g, f, &active);
+            fmax = fmax.max(f);
+        }
+        (d.max_seen(), kappa * cap, fmax)
+    }
+
+    #[test]
+    fn look_ahead_sees_the_charge_coming() {
+        let mut d = Deficits::new(vec![1.0, 1.0], Some(0.1), FairnessMode::Drf);
+        d.charge(0, 0.15);
+        // d = (-0.075, 0.075): another 0.06 to g0 would give g1 0.105 > 0.1, 0.04 gives 0.095.
+        assert!(d.would_exceed(0, 0.06, &[true, true]));
+        assert!(!d.would_exceed(0, 0.04, &[true, true]));
+        // Serving the owed g1 lifts g0 by half the factor: 0.3 takes it to 0.075, 0.5 to 0.175.
+        assert!(!d.would_exceed(1, 0.3, &[true, true]));
+        assert!(d.would_exceed(1, 0.5, &[true, true]));
+        assert!(!d.would_exceed(0, 0.06, &[true, false]), "g1 inactive: frozen, never lifted");
+        assert!(!Deficits::new(vec![1.0, 1.0], None, FairnessMode::Drf).would_exceed(0, 5.0, &[true, true]));
+    }
+
     proptest! {
+        /// Two groups under the look-ahead rule with no allocation bigger than `K`: the deficit
+        /// never exceeds `K` at all, the bound the module docs prove.
+        #[test]
+        fn look_ahead_keeps_two_queues_within_kappa_c(
+            shares in proptest::collection::vec(0.0f64..1.0, 2..=2),
+            kappa in 0.01f64..0.9,
+            cap in 0.5f64..20.0,
+            steps in proptest::collection::vec((0usize..6, 0.0f64..1.0, 0u32..4), 1..400),
+        ) {
+            let k = kappa * cap;
+            let steps: Vec<(usize, f64, u32)> = steps.into_iter().map(|(p, f, m)| (p, 0.001 + f * k, m)).collect();
+            let (max, limit, _) = strict_adversary(shares, kappa, cap, &steps);
+            prop_assert!(max <= limit + 1e-9, "max seen {} limit {}", max, limit);
+        }
+
+        /// Up to five groups under the look-ahead rule: the observed bound kappa * C + F.
+        #[test]
+        fn look_ahead_keeps_many_queues_within_kappa_c_plus_max_factor(
+            shares in proptest::collection::vec(0.0f64..1.0, 1..6),
+            kappa in 0.0f64..0.9,
+            cap in 0.5f64..20.0,
+            steps in proptest::collection::vec((0usize..6, 0.001f64..1.0, 0u32..64), 1..400),
+        ) {
+            let (max, limit, f) = strict_adversary(shares, kappa, cap, &steps);
+            prop_assert!(max <= limit + f + 1e-9, "max seen {} limit {} + {}", max, limit, f);
+        }
+
         /// Two groups (the benchmarks' two queues): no deficit ever exceeds kappa * C + F, the
         /// bound proved in the module docs, whatever the factors and active sets.
         #[test]

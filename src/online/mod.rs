@@ -125,8 +125,25 @@ pub(crate) fn relative(used: f64, share: f64) -> f64 {
     }
 }
 
-/// True when `demand` fits `free` on every resource that cannot be overbooked.
+/// True when `demand` fits `free` on every resource that cannot be overbooked: what YARN's
+/// schedulers check (they account for cores and memory only, so disk and network overbook).
 pub fn fits(view: &View, demand: &ResVec, free: &ResVec) -> bool {
     let hard = view.hard;
-    (0..view.dims).all(|r| !hard[r] || demand.0[r] <= free.0[r] * (1.0 + crate::model::CAPACITY_EPS) + crate::model::CAPACITY_EPS)
+    (0..view.dims).all(|r| !hard[r] || fits_in(demand.0[r], free.0[r]))
+}
+
+/// True when `demand` fits `free` on every resource, overbookable ones included: Tetris packs
+/// every resource it knows and never overbooks (as the Graphene paper's Tez + Tetris runs).
+/// An overbookable demand above the machine's whole capacity `cap` counts as the capacity, so
+/// such a task still runs on an idle machine instead of never.
+pub fn fits_all(view: &View, demand: &ResVec, free: &ResVec, cap: &ResVec) -> bool {
+    let hard = view.hard;
+    (0..view.dims).all(|r| {
+        let d = if hard[r] { demand.0[r] } else { demand.0[r].min(cap.0[r]) };
+        fits_in(d, free.0[r])
+    })
+}
+
+fn fits_in(demand: f64, free: f64) -> bool {
+    demand <= free * (1.0 + crate::model::CAPACITY_EPS) + crate::model::CAPACITY_EPS
 }

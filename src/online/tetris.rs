@@ -1,6 +1,7 @@
 //! `tetris`: Tetris's packing score plus shortest remaining work, over runnable tasks only (no
 //! DAG awareness beyond which tasks are runnable), from one queue-agnostic pool (Tetris's
-//! fairness knob is off).
+//! fairness knob is off). Tetris packs every resource, disk and network included, and never
+//! overbooks: a task is a candidate only if it fits the machine's free vector in every dimension.
 //!
 //! For machine m with what is left of its free vector A after the tasks chosen so far:
 //! * alignment(t) = dot(req(t) / cap(m), max(A, 0) / cap(m)), req the requested demand;
@@ -21,7 +22,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::{fits, work, Policy, TaskRef};
+use super::{fits_all, work, Policy, TaskRef};
 use crate::model::ResVec;
 use crate::sim::View;
 
@@ -52,14 +53,13 @@ pub(crate) fn candidates(view: &View, cap: &ResVec, left: &ResVec, chosen: &Hash
                 continue;
             };
             let d = view.requested(job, t);
-            if !fits(view, &d, left) {
+            if !fits_all(view, &d, left, cap) {
                 continue;
             }
             out.push(Cand { job, task: t, align: d.normalized_by(cap).dot(&a) });
         }
     }
 }
-
 
 /// Launches `c` from this heartbeat's bookkeeping: records it and takes its demand off `left`.
 pub(crate) fn take(view: &View, c: &Cand, left: &mut ResVec, chosen: &mut HashSet<TaskRef>, out: &mut Vec<TaskRef>) {
@@ -111,9 +111,8 @@ impl Policy for Tetris {
             if cands.is_empty() {
                 break;
             }
-            let rem = |j: u32| {
-                (self.rem.get(&j).copied().unwrap_or(0.0) - taken.get(&j).copied().unwrap_or(0.0)).max(0.0)
-            };
+            let rem =
+                |j: u32| (self.rem.get(&j).copied().unwrap_or(0.0) - taken.get(&j).copied().unwrap_or(0.0)).max(0.0);
             let max_rem = cands.iter().map(|c| rem(c.job)).fold(0.0, f64::max);
             let eps = cands.iter().map(|c| c.align).sum::<f64>() / cands.len() as f64;
             let score = |c: &Cand| {

@@ -7,6 +7,7 @@
 //!   and the spar one-hour sample; DAGs come from task names, broken DAGs are skipped and counted
 //!   in a [`SkipReport`].
 //! * [`generate`](mod@generate): a synthetic workload drawn from DAG files with a seeded arrival process.
+//! * [`load`]: the load a workload offers a cluster, and arrivals calibrated to a target load.
 //!
 //! [`load`] reads either format, telling them apart by content: a native CSV starts with its
 //! header line (`job,arrival,...`); an Alibaba file has no header (or the raw trace's own
@@ -17,6 +18,7 @@
 
 pub mod alibaba;
 pub mod generate;
+pub mod load;
 pub mod native_csv;
 
 pub use alibaba::{SkipReason, SkipReport};
