@@ -5,6 +5,8 @@
 //! * [`model`]: DAGs of stages and tasks, clusters, schedules.
 //! * [`formats`]: reading DAGs (graphene JSON, WfCommons, Decima TPC-H), clusters and schedules.
 //! * [`offline`]: Graphene's schedule constructor; [`space`] is its resource-time space.
+//! * [`hetero`]: machines of different speeds with data transfers: HEFT, CPOP, DEFT with task
+//!   duplication and its selection policies, speedup and SLR.
 //! * [`baselines`]: BFS, CP, Tetris, Random, StripPart and Coffman-Graham list schedulers.
 //! * [`lowerbound`]: critical path, total work and a stage-aware bound.
 //! * [`validate`]: an independent schedule checker.
@@ -12,6 +14,7 @@
 //! * [`trace`]: workload traces (native CSV, Alibaba v2018) and synthetic workloads.
 //! * [`sim`]: the event-driven cluster simulator; [`online`] the schedulers it consults;
 //!   [`metrics`] what a replay measures.
+//! * [`export`]: precedence orders for Tez, YARN, SLS and CSV; [`serve`] the HTTP service.
 
 // Index loops over fixed resource arrays read better than zipped iterators here.
 #![allow(clippy::needless_range_loop, clippy::single_range_in_vec_init)]
@@ -19,8 +22,10 @@
 pub mod baselines;
 pub mod compare;
 pub mod error;
+pub mod export;
 pub mod fairness;
 pub mod formats;
+pub mod hetero;
 pub mod lowerbound;
 pub mod metrics;
 pub mod model;
@@ -28,6 +33,7 @@ pub mod offline;
 pub mod output;
 pub mod online;
 pub mod scheduler;
+pub mod serve;
 pub mod sim;
 pub mod space;
 pub mod trace;

@@ -3,6 +3,7 @@
 //! Every reader returns errors that name the file and then the line and column, or the field.
 
 pub mod cluster;
+pub mod hetero;
 pub mod native;
 pub mod profile;
 pub mod schedule_file;
@@ -36,6 +37,9 @@ pub enum Format {
     Wfcommons,
     /// Decima's TPC-H JSON (one file per input size, 22 queries).
     Tpch,
+    /// Task graph and network (`tasks`, `edges`, `nodes`, `links`) of the heterogeneous
+    /// reference instances; the network is the cluster unless one is given.
+    Hetero,
 }
 
 /// How to read DAG files: format detection, which TPC-H query and duration samples, and which
@@ -63,7 +67,7 @@ pub fn read_text(path: &Path) -> Result<String> {
     std::fs::read_to_string(path).map_err(|e| Error::Io(e).in_file(path))
 }
 
-fn stem(path: &Path) -> String {
+pub(crate) fn stem(path: &Path) -> String {
     path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "dag".into())
 }
 
@@ -77,10 +81,12 @@ pub fn detect(text: &str) -> Result<Format> {
         Ok(Format::Wfcommons)
     } else if obj.contains_key("queries") {
         Ok(Format::Tpch)
+    } else if obj.contains_key("tasks") && obj.contains_key("nodes") {
+        Ok(Format::Hetero)
     } else {
         Err(Error::field(
             "(top level)",
-            "cannot tell the format: expected \"stages\" (graphene), \"workflow\" (WfCommons) or \"queries\" (Decima TPC-H); use --format",
+            "cannot tell the format: expected \"stages\" (graphene), \"workflow\" (WfCommons), \"queries\" (Decima TPC-H) or \"tasks\" and \"nodes\" (task graph and network); use --format",
         ))
     }
 }
@@ -117,10 +123,11 @@ pub fn parse_dags(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Dag>
         Format::Native => vec![native::parse(text, name)?],
         Format::Wfcommons => vec![wfcommons::parse(text, name)?],
         Format::Tpch => tpch::parse(text, name, opts.query, opts.executors)?,
+        Format::Hetero => vec![hetero::parse(text, name)?.0],
     };
     let profile = match (&opts.demands, format) {
         (Some(p), _) => Some(profile::Profile::by_name(p)?),
-        (None, Format::Native) => None,
+        (None, Format::Native | Format::Hetero) => None,
         (None, _) => Some(profile::Profile::default_for(format)),
     };
     Ok(match profile {

@@ -88,7 +88,7 @@ impl Profile {
 
     pub fn default_for(f: Format) -> Profile {
         match f {
-            Format::Native => Profile::Keep,
+            Format::Native | Format::Hetero => Profile::Keep,
             Format::Wfcommons | Format::Tpch => Profile::Mixed,
         }
     }

@@ -25,12 +25,121 @@ fn one() -> usize {
 
 /// A cluster as written in `cluster.json`: groups of identical machines, and which resources may
 /// be overbooked (fungible bandwidths that slow tasks down instead of failing them).
+///
+/// Heterogeneous clusters add a `speed` per group (a task's run time there is its duration
+/// divided by the speed) and a cluster-wide `bandwidth` (moving `data` between two different
+/// machines takes data / bandwidth). Speeds are kept beside the groups, not inside
+/// `MachineGroup`, so code that builds groups by hand keeps compiling unchanged.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "RawCluster", into = "RawCluster")]
 pub struct ClusterSpec {
     pub machines: Vec<MachineGroup>,
-    #[serde(default = "default_overbook")]
     pub overbook: Vec<String>,
+    /// One speed per group in `machines`; empty means every machine has speed 1.
+    pub speeds: Vec<f64>,
+    /// Data units moved per time unit between two different machines.
+    pub bandwidth: f64,
+}
+
+/// The file form of a group: `MachineGroup` plus its optional speed.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGroup {
+    #[serde(default = "one")]
+    count: usize,
+    capacity: BTreeMap<String, f64>,
+    #[serde(default = "unit", skip_serializing_if = "is_unit")]
+    speed: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCluster {
+    machines: Vec<RawGroup>,
+    #[serde(default = "default_overbook")]
+    overbook: Vec<String>,
+    #[serde(default = "unit", skip_serializing_if = "is_unit")]
+    bandwidth: f64,
+}
+
+fn unit() -> f64 {
+    1.0
+}
+
+fn is_unit(v: &f64) -> bool {
+    *v == 1.0
+}
+
+impl TryFrom<RawCluster> for ClusterSpec {
+    type Error = String;
+
+    fn try_from(raw: RawCluster) -> std::result::Result<ClusterSpec, String> {
+        for (i, g) in raw.machines.iter().enumerate() {
+            if !(g.speed.is_finite() && g.speed > 0.0) {
+                return Err(format!("machines[{i}].speed: {} is not a finite number > 0", g.speed));
+            }
+        }
+        if !(raw.bandwidth.is_finite() && raw.bandwidth > 0.0) {
+            return Err(format!("bandwidth: {} is not a finite number > 0", raw.bandwidth));
+        }
+        let speeds: Vec<f64> = raw.machines.iter().map(|g| g.speed).collect();
+        let uniform = speeds.iter().all(|&s| s == 1.0);
+        Ok(ClusterSpec {
+            machines: raw.machines.into_iter().map(|g| MachineGroup { count: g.count, capacity: g.capacity }).collect(),
+            overbook: raw.overbook,
+            speeds: if uniform { Vec::new() } else { speeds },
+            bandwidth: raw.bandwidth,
+        })
+    }
+}
+
+impl From<ClusterSpec> for RawCluster {
+    fn from(c: ClusterSpec) -> RawCluster {
+        let speeds = c.group_speeds();
+        RawCluster {
+            machines: c
+                .machines
+                .into_iter()
+                .zip(speeds)
+                .map(|(g, speed)| RawGroup { count: g.count, capacity: g.capacity, speed })
+                .collect(),
+            overbook: c.overbook,
+            bandwidth: c.bandwidth,
+        }
+    }
+}
+
+/// What heterogeneous schedulers need beyond capacities: each machine's speed and the cost of
+/// moving data between machines. `Network::uniform` (speed 1, bandwidth 1) is the model every
+/// homogeneous algorithm assumes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Network {
+    /// One per machine, in `Cluster::machines` order.
+    pub speeds: Vec<f64>,
+    pub bandwidth: f64,
+}
+
+impl Network {
+    pub fn uniform(machines: usize) -> Network {
+        Network { speeds: vec![1.0; machines], bandwidth: 1.0 }
+    }
+
+    pub fn is_uniform_speed(&self) -> bool {
+        self.speeds.iter().all(|&s| s == 1.0)
+    }
+
+    pub fn max_speed(&self) -> f64 {
+        self.speeds.iter().copied().fold(0.0, f64::max)
+    }
+
+    /// Time to move `data` from machine `a` to machine `b`.
+    pub fn transfer(&self, data: f64, a: u32, b: u32) -> f64 {
+        if a == b || data == 0.0 {
+            0.0
+        } else {
+            data / self.bandwidth
+        }
+    }
 }
 
 pub fn default_overbook() -> Vec<String> {
@@ -40,7 +149,42 @@ pub fn default_overbook() -> Vec<String> {
 impl ClusterSpec {
     /// `count` identical machines.
     pub fn uniform(count: usize, capacity: BTreeMap<String, f64>) -> ClusterSpec {
-        ClusterSpec { machines: vec![MachineGroup { count, capacity }], overbook: default_overbook() }
+        ClusterSpec {
+            machines: vec![MachineGroup { count, capacity }],
+            overbook: default_overbook(),
+            speeds: Vec::new(),
+            bandwidth: 1.0,
+        }
+    }
+
+    /// The speed of each group (1 when none were given).
+    pub fn group_speeds(&self) -> Vec<f64> {
+        if self.speeds.len() == self.machines.len() {
+            self.speeds.clone()
+        } else {
+            vec![1.0; self.machines.len()]
+        }
+    }
+
+    /// Speeds per machine and the bandwidth, in the machine order `resolve` lays out.
+    pub fn network(&self) -> Network {
+        let speeds = self
+            .machines
+            .iter()
+            .zip(self.group_speeds())
+            .flat_map(|(g, s)| std::iter::repeat_n(s, g.count))
+            .collect();
+        Network { speeds, bandwidth: self.bandwidth }
+    }
+
+    /// One group per machine with the given speeds, all of `capacity`.
+    pub fn with_speeds(speeds: &[f64], capacity: BTreeMap<String, f64>, bandwidth: f64) -> ClusterSpec {
+        ClusterSpec {
+            machines: speeds.iter().map(|_| MachineGroup { count: 1, capacity: capacity.clone() }).collect(),
+            overbook: default_overbook(),
+            speeds: speeds.to_vec(),
+            bandwidth,
+        }
     }
 
     /// The cluster the CLI uses when none is given: 10 machines of 16 cores, 64 GB memory,

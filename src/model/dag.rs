@@ -71,6 +71,10 @@ pub struct Dag {
     pub tasks: Vec<Task>,
     pub groups: Vec<String>,
     stage_index: HashMap<String, StageId>,
+    /// Data each parent task sends to each child task, keyed by (parent stage, child stage);
+    /// edges not listed carry none. Kept beside the edges rather than in `StageEdge` so that the
+    /// many algorithms blind to transfers see the same small edge records as before.
+    edge_data: HashMap<(StageId, StageId), f64>,
 }
 
 impl Dag {
@@ -131,6 +135,20 @@ impl Dag {
         }
     }
 
+    /// Data one task of stage `parent` sends to each dependent task of stage `child` (0 when
+    /// the DAG carries no data on that edge).
+    pub fn edge_data(&self, parent: StageId, child: StageId) -> f64 {
+        if self.edge_data.is_empty() {
+            return 0.0;
+        }
+        self.edge_data.get(&(parent, child)).copied().unwrap_or(0.0)
+    }
+
+    /// True when some edge carries data (transfers can then delay children on other machines).
+    pub fn has_edge_data(&self) -> bool {
+        self.edge_data.values().any(|&d| d > 0.0)
+    }
+
     pub fn has_edges(&self) -> bool {
         self.stages.iter().any(|s| !s.parents.is_empty())
     }
@@ -172,11 +190,20 @@ pub struct DagBuilder {
     name: String,
     resources: Vec<String>,
     stages: Vec<StageSpec>,
+    /// (parent name, child name, data per task pair)
+    data: Vec<(String, String, f64)>,
 }
 
 impl DagBuilder {
     pub fn new(name: impl Into<String>, resources: Vec<String>) -> DagBuilder {
-        DagBuilder { name: name.into(), resources, stages: Vec::new() }
+        DagBuilder { name: name.into(), resources, stages: Vec::new(), data: Vec::new() }
+    }
+
+    /// Puts `data` on the edge from stage `parent` to stage `child` (the edge must be listed
+    /// among the child's parents). Each parent task sends this much to each child task it feeds.
+    pub fn edge_data(&mut self, parent: impl Into<String>, child: impl Into<String>, data: f64) -> &mut Self {
+        self.data.push((parent.into(), child.into(), data));
+        self
     }
 
     pub fn stage(&mut self, spec: StageSpec) -> &mut Self {
@@ -185,7 +212,7 @@ impl DagBuilder {
     }
 
     pub fn build(self) -> Result<Dag> {
-        let DagBuilder { name, resources, stages } = self;
+        let DagBuilder { name, resources, stages, data } = self;
         if resources.is_empty() {
             return Err(Error::field("resources", "the DAG names no resources"));
         }
@@ -298,8 +325,25 @@ impl DagBuilder {
                 out_stages[e.stage as usize].children.push(StageEdge { stage: s as StageId, kind: e.kind });
             }
         }
-        let stage_index = out_stages.iter().enumerate().map(|(i, s)| (s.name.clone(), i as StageId)).collect();
-        Ok(Dag { name, resources, stages: out_stages, tasks, groups, stage_index })
+        let stage_index: HashMap<String, StageId> =
+            out_stages.iter().enumerate().map(|(i, s)| (s.name.clone(), i as StageId)).collect();
+        let mut edge_data = HashMap::with_capacity(data.len());
+        for (p, c, d) in data {
+            let at = || format!("edge '{p}' -> '{c}'.data");
+            if !d.is_finite() || d < 0.0 {
+                return Err(Error::field(at(), format!("{d} is not a finite number >= 0")));
+            }
+            let (Some(&ps), Some(&cs)) = (stage_index.get(&p), stage_index.get(&c)) else {
+                return Err(Error::field(at(), "no such edge"));
+            };
+            if !out_stages[cs as usize].parents.iter().any(|e| e.stage == ps) {
+                return Err(Error::field(at(), "no such edge"));
+            }
+            if d > 0.0 {
+                edge_data.insert((ps, cs), d);
+            }
+        }
+        Ok(Dag { name, resources, stages: out_stages, tasks, groups, stage_index, edge_data })
     }
 }
 
@@ -372,6 +416,12 @@ impl Dag {
             .map(|t| Task { stage: t.stage - base_stage, ..*t })
             .collect();
         let stage_index = stages.iter().enumerate().map(|(i, s)| (s.name.clone(), i as StageId)).collect();
+        let edge_data = self
+            .edge_data
+            .iter()
+            .filter(|((p, c), _)| range.contains(&(*p as usize)) && range.contains(&(*c as usize)))
+            .map(|(&(p, c), &d)| ((p - base_stage, c - base_stage), d))
+            .collect();
         Dag {
             name: self.name.clone(),
             resources: self.resources.clone(),
@@ -379,6 +429,7 @@ impl Dag {
             tasks,
             groups: self.groups.clone(),
             stage_index,
+            edge_data,
         }
     }
 }

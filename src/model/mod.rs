@@ -7,7 +7,7 @@ mod workload;
 mod resources;
 mod schedule;
 
-pub use cluster::{Cluster, ClusterSpec, MachineGroup};
+pub use cluster::{Cluster, ClusterSpec, MachineGroup, Network};
 pub use dag::{Dag, DagBuilder, EdgeKind, Stage, StageEdge, StageId, StageSpec, Task, TaskId, TaskSpec};
 pub use resources::{ResVec, CAPACITY_EPS, MAX_RESOURCES};
 pub use schedule::{Placement, Schedule};

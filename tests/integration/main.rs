@@ -18,6 +18,7 @@ mod oracle;
 
 mod bad_input;
 mod cli;
+mod hetero;
 mod motivating;
 mod online_baselines;
 mod properties;

@@ -1,0 +1,83 @@
+//! Heterogeneous executors: the list-scheduling family of LACHESIS (Luo et al.) and its
+//! baselines. Machines differ in speed (a task runs for work / speed) and data moving between
+//! two different machines takes data / bandwidth; every machine runs one task at a time.
+//!
+//! * [`heft`] and [`cpop`] as in Topcuoglu et al., with the averaging and tie rules of the
+//!   reference implementation the tests compare against.
+//! * [`deft`]: LACHESIS's executor allocation with one-parent duplication, driven by the
+//!   selection policies of [`select`] (FIFO, SJF, HRRN, highest upward rank).
+//! * [`metrics`]: speedup and SLR as LACHESIS defines them.
+//!
+//! TDCA (He et al. 2019) is not implemented: its four phases (cluster initialisation,
+//! duplication, merging, insertion) rest on details that neither LACHESIS nor our notes give,
+//! and a guessed version would be a different algorithm under the same name.
+
+pub mod cpop;
+pub mod deft;
+pub mod heft;
+pub mod instance;
+pub mod metrics;
+pub mod plan;
+pub mod rank;
+pub mod select;
+pub mod timeline;
+
+use serde::Serialize;
+
+pub use instance::Instance;
+pub use metrics::Metrics;
+pub use select::Policy;
+
+use crate::model::{Cluster, Dag, Network, Placement, Schedule};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum HeteroAlgo {
+    Heft,
+    Cpop,
+    Deft(Policy),
+}
+
+impl HeteroAlgo {
+    pub const ALL: [HeteroAlgo; 6] = [
+        HeteroAlgo::Heft,
+        HeteroAlgo::Cpop,
+        HeteroAlgo::Deft(Policy::Fifo),
+        HeteroAlgo::Deft(Policy::Sjf),
+        HeteroAlgo::Deft(Policy::Hrrn),
+        HeteroAlgo::Deft(Policy::RankUp),
+    ];
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            HeteroAlgo::Heft => "heft",
+            HeteroAlgo::Cpop => "cpop",
+            HeteroAlgo::Deft(Policy::Fifo) => "fifo-deft",
+            HeteroAlgo::Deft(Policy::Sjf) => "sjf-deft",
+            HeteroAlgo::Deft(Policy::Hrrn) => "hrrn-deft",
+            HeteroAlgo::Deft(Policy::RankUp) => "rankup-deft",
+        }
+    }
+}
+
+/// A schedule in which some tasks may also run as duplicates (extra copies that feed children
+/// on their machine without a transfer).
+pub struct HeteroSchedule {
+    pub schedule: Schedule,
+    pub copies: Vec<Placement>,
+}
+
+/// Runs `algo` on `dag`; every machine of `cluster` runs one task at a time, a task only on
+/// machines its demand fits.
+pub fn run(algo: HeteroAlgo, dag: &Dag, cluster: &Cluster, net: &Network) -> HeteroSchedule {
+    run_instance(algo, &Instance::new(dag, cluster, net))
+}
+
+pub fn run_instance(algo: HeteroAlgo, inst: &Instance) -> HeteroSchedule {
+    let plan = match algo {
+        HeteroAlgo::Heft => heft::heft(inst),
+        HeteroAlgo::Cpop => cpop::cpop(inst),
+        HeteroAlgo::Deft(p) => select::schedule(inst, p),
+    };
+    let (schedule, copies) = plan.finish();
+    HeteroSchedule { schedule, copies }
+}
