@@ -1,15 +1,12 @@
 //! `graphene build-schedule`
 
 use std::path::PathBuf;
-use std::time::Instant;
 
 use graphene::formats;
-use graphene::lowerbound;
 use graphene::model::Dag;
 use graphene::offline::SearchReport;
 use graphene::output::{self, ScheduleReport};
-use graphene::validate::validate_schedule;
-use graphene::{Error, Result};
+use graphene::Result;
 
 use super::args::{cluster_for, parse_scheduler, ClusterArgs, InputArgs, SearchArgs};
 
@@ -43,27 +40,9 @@ pub fn run(a: Args) -> Result<i32> {
     let dag = formats::load_dag(&a.dag, &a.input.load_options())?;
     let spec = a.cluster.spec()?;
     let cluster = cluster_for(&spec, &dag, a.cluster.cluster.as_deref(), &a.dag)?;
-    let bounds = lowerbound::compute(&dag, &cluster);
-    let started = Instant::now();
-    let built = a.search.in_pool(|| graphene::build(which, &dag, &cluster, &cfg, a.input.seed))?;
-    let elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
-    let violations = validate_schedule(&dag, &cluster, &built.schedule);
-    if let Some(v) = violations.first() {
-        return Err(Error::Usage(format!(
-            "internal error: {} produced an invalid schedule ({} violations, first: {v}); please report this with the input",
-            which.name(),
-            violations.len()
-        )));
-    }
-    let report = ScheduleReport::new(
-        &dag,
-        which.name(),
-        cluster.len(),
-        &built.schedule,
-        bounds,
-        built.search,
-        if a.no_timing { 0.0 } else { elapsed_ms },
-    );
+    let scheduled =
+        a.search.in_pool(|| graphene::serve::work::schedule(&dag, &cluster, which, &cfg, a.input.seed, a.no_timing))??;
+    let (report, elapsed_ms) = (scheduled.report, scheduled.elapsed_ms);
     output::write_or_stdout(a.out.as_deref(), &report.to_json())?;
     if !a.quiet {
         eprint!("{}", summary(&dag, &report, cluster.len(), elapsed_ms));

@@ -27,13 +27,7 @@ pub fn run(a: Args) -> Result<i32> {
     let cluster = cluster_for(&spec, &dag, a.cluster.cluster.as_deref(), &a.dag)?;
     let lb = lowerbound::compute(&dag, &cluster);
     if a.json {
-        let v = serde_json::json!({
-            "dag": dag.name,
-            "tasks": dag.len(),
-            "machines": cluster.len(),
-            "lower_bounds": lb,
-            "best": lb.best(),
-        });
+        let v = graphene::serve::work::lower_bound_json(&dag, &cluster);
         outln!("{}", serde_json::to_string_pretty(&v).expect("serializable"))?;
     } else {
         outln!("{}: {} tasks on {} machines", dag.name, dag.len(), cluster.len())?;

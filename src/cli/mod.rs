@@ -12,10 +12,12 @@ macro_rules! outln {
 mod args;
 mod build;
 mod compare;
+mod export;
 mod gen_trace;
 mod lower_bound;
 mod replay;
 mod replay_compare;
+mod serve;
 mod validate;
 
 use clap::{Parser, Subcommand};
@@ -44,6 +46,10 @@ enum Command {
     Replay(replay::Args),
     /// Replay one trace under several online schedulers and compare JCTs per job.
     ReplayCompare(replay_compare::Args),
+    /// Export a schedule's precedence order for Tez, YARN, SLS or as CSV.
+    Export(export::Args),
+    /// Serve scheduling, lower bounds and validation over HTTP.
+    Serve(serve::Args),
 }
 
 /// Exit status: 0 success, 1 failure (bad input, invalid schedule), 2 bad flags (from clap).
@@ -57,6 +63,8 @@ pub fn run() -> i32 {
         Command::GenTrace(a) => gen_trace::run(a),
         Command::Replay(a) => replay::run(a),
         Command::ReplayCompare(a) => replay_compare::run(a),
+        Command::Export(a) => export::run(a),
+        Command::Serve(a) => serve::run(a),
     };
     match result {
         Ok(code) => code,

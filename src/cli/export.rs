@@ -1,0 +1,87 @@
+//! `graphene export`
+
+use std::path::PathBuf;
+
+use graphene::export::{self, ExportFormat, ExportOptions, ScheduleIn, Units};
+use graphene::formats::{self, Format, LoadOptions};
+use graphene::{Error, Result};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Schedule file (as build-schedule writes it).
+    pub schedule: PathBuf,
+    /// tez: vertex and task priorities; yarn: container requests; sls: an SLS job trace;
+    /// csv: task,stage,priority,start,end,machine.
+    #[arg(long, value_enum)]
+    pub format: ExportFormat,
+    /// Fold the priorities into at most N distinct values (ties only within a band).
+    #[arg(long, value_name = "N")]
+    pub levels: Option<u32>,
+    /// The DAG the schedule is for (needed by yarn and sls for demands and durations; checked
+    /// against the schedule when given).
+    #[arg(long, value_name = "FILE")]
+    pub dag: Option<PathBuf>,
+    /// Format of the --dag file (detected when absent).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub dag_format: Option<Format>,
+    /// TPC-H query of the --dag file; same meaning as for build-schedule.
+    #[arg(long, value_name = "N")]
+    pub query: Option<u32>,
+    /// TPC-H executor count; same as for build-schedule.
+    #[arg(long, value_name = "E", default_value_t = 20)]
+    pub executors: u32,
+    /// Demand profile; give the same as for build-schedule.
+    #[arg(long, value_name = "PROFILE")]
+    pub demands: Option<String>,
+    /// Seed of the demand profile; give the same as for build-schedule.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// DAG resource counted as YARN vcores (rounded up).
+    #[arg(long, value_name = "NAME", default_value = "cpu")]
+    pub cpu_resource: String,
+    /// DAG resource counted as YARN memory.
+    #[arg(long, value_name = "NAME", default_value = "mem")]
+    pub mem_resource: String,
+    /// Megabytes per unit of the memory resource.
+    #[arg(long, value_name = "MB", default_value_t = 1024.0)]
+    pub mem_mb: f64,
+    /// Milliseconds per unit of schedule time.
+    #[arg(long, value_name = "MS", default_value_t = 1000.0)]
+    pub time_ms: f64,
+    /// SLS queue the job is submitted to.
+    #[arg(long, default_value = "default")]
+    pub queue: String,
+    /// Write here (atomically) instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+pub fn run(a: Args) -> Result<i32> {
+    for (flag, v) in [("--mem-mb", a.mem_mb), ("--time-ms", a.time_ms)] {
+        if !(v.is_finite() && v > 0.0) {
+            return Err(Error::Usage(format!("{flag} {v} must be a positive number")));
+        }
+    }
+    let opts = ExportOptions {
+        format: a.format,
+        levels: a.levels,
+        units: Units { cpu: a.cpu_resource, mem: a.mem_resource, mem_mb: a.mem_mb, time_ms: a.time_ms },
+        queue: a.queue,
+    };
+    let schedule = ScheduleIn::load(&a.schedule)?;
+    let dag = match &a.dag {
+        Some(path) => {
+            let load =
+                LoadOptions { format: a.dag_format, query: a.query, executors: a.executors, demands: a.demands, seed: a.seed };
+            Some(formats::load_dag(path, &load)?)
+        }
+        None => None,
+    };
+    // Field errors (a bad order, a task the DAG lacks) are the schedule file's.
+    let bytes = export::export(&schedule, dag.as_ref(), &opts).map_err(|e| match e {
+        Error::Field { .. } => e.in_file(&a.schedule),
+        other => other,
+    })?;
+    graphene::output::write_or_stdout(a.out.as_deref(), &bytes)?;
+    Ok(0)
+}

@@ -1,0 +1,113 @@
+//! Precedence orders for other engines: a schedule file turned into integer priorities for Tez
+//! vertices and tasks, YARN container requests, a YARN SLS job trace, or a flat CSV.
+//!
+//! Every format derives from one thing, the precedence order of the schedule (its `order`: task
+//! ids by start time, i.e. by decreasing priScore). Engines want small integers where a lower
+//! number is served first, so each task gets its rank in that order (see [`levels`]); a parent
+//! always starts before its child in a valid schedule, so no priority ever puts a child ahead of
+//! its parent. `--levels N` folds the ranks into N bands for engines that pay per distinct
+//! priority (YARN keeps one request table per priority).
+
+pub mod csv;
+pub mod levels;
+pub mod schedule;
+pub mod sls;
+pub mod tez;
+pub mod yarn;
+
+pub use levels::Priorities;
+pub use schedule::ScheduleIn;
+
+use crate::error::{Error, Result};
+use crate::model::Dag;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// Vertex and task priorities for a Tez DAGScheduler (JSON).
+    Tez,
+    /// One YARN container request per task: priority, vcores, memory-mb (JSON).
+    Yarn,
+    /// A YARN Scheduler Load Simulator (SLS) job trace (JSON).
+    Sls,
+    /// task,stage,priority,start,end,machine
+    Csv,
+}
+
+impl ExportFormat {
+    /// Whether the format needs the DAG (demands and durations are not in the schedule file).
+    pub fn needs_dag(self) -> bool {
+        matches!(self, ExportFormat::Yarn | ExportFormat::Sls)
+    }
+}
+
+/// How schedule units map to what YARN counts.
+#[derive(Clone, Debug)]
+pub struct Units {
+    /// DAG resource read as vcores (rounded up).
+    pub cpu: String,
+    /// DAG resource read as memory.
+    pub mem: String,
+    /// Megabytes per unit of the memory resource (1024: the DAG counts GB).
+    pub mem_mb: f64,
+    /// Milliseconds per unit of schedule time (1000: the schedule counts seconds).
+    pub time_ms: f64,
+}
+
+impl Default for Units {
+    fn default() -> Self {
+        Units { cpu: "cpu".into(), mem: "mem".into(), mem_mb: 1024.0, time_ms: 1000.0 }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct ExportOptions {
+    pub format: ExportFormat,
+    /// Fold priorities into at most this many distinct values.
+    pub levels: Option<u32>,
+    pub units: Units,
+    /// SLS queue the job is submitted to.
+    pub queue: String,
+}
+
+impl ExportOptions {
+    pub fn new(format: ExportFormat) -> ExportOptions {
+        ExportOptions { format, levels: None, units: Units::default(), queue: "default".into() }
+    }
+}
+
+/// Renders `schedule` in the requested format. `dag` is required for YARN and SLS; when given it
+/// is also checked against the schedule (every task known, no child ordered before a parent).
+pub fn export(schedule: &ScheduleIn, dag: Option<&Dag>, opts: &ExportOptions) -> Result<Vec<u8>> {
+    if opts.levels == Some(0) {
+        return Err(Error::Usage("--levels must be at least 1".into()));
+    }
+    let order = schedule.order()?;
+    if let Some(dag) = dag {
+        schedule.check_against(dag, &order)?;
+    }
+    let pri = Priorities::new(schedule, &order, opts.levels);
+    let need_dag = || {
+        dag.ok_or_else(|| {
+            Error::Usage(format!(
+                "--format {} needs --dag: demands and durations are not in the schedule file",
+                match opts.format {
+                    ExportFormat::Yarn => "yarn",
+                    _ => "sls",
+                }
+            ))
+        })
+    };
+    match opts.format {
+        ExportFormat::Tez => Ok(tez::write(schedule, &order, &pri, opts.levels)),
+        ExportFormat::Yarn => yarn::write(schedule, need_dag()?, &order, &pri, opts.levels, &opts.units),
+        ExportFormat::Sls => sls::write(schedule, need_dag()?, &order, &pri, &opts.units, &opts.queue),
+        ExportFormat::Csv => csv::write(schedule, &order, &pri),
+    }
+}
+
+/// Pretty JSON with a final newline, as every JSON output of the crate.
+pub(crate) fn to_json<T: serde::Serialize>(v: &T) -> Vec<u8> {
+    let mut out = serde_json::to_vec_pretty(v).expect("export records always serialize");
+    out.push(b'\n');
+    out
+}
