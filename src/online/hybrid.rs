@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use super::cp::{best_in_job, CsQueues};
 use super::priority_cache::PriorityCache;
-use super::tetris::{candidates, take, Cand};
+use super::tetris::{best, candidates, take, Cand};
 use super::{GrapheneOnline, Policy, TaskRef};
 use crate::model::{ResVec, MAX_RESOURCES};
 use crate::sim::View;
@@ -123,13 +123,7 @@ impl Policy for GrapheneTetris {
                 break;
             }
             let score = |c: &Cand| c.align * self.pri.jobs.get(&c.job).map_or(0.0, |p| p[c.task as usize]);
-            let mut best = 0;
-            for i in 1..cands.len() {
-                if score(&cands[i]) > score(&cands[best]) {
-                    best = i;
-                }
-            }
-            let c = cands[best];
+            let c = cands[best(&cands, score)];
             take(view, &c, &mut left, &mut chosen, out);
         }
         self.cands = cands;

@@ -61,6 +61,18 @@ pub(crate) fn candidates(view: &View, cap: &ResVec, left: &ResVec, chosen: &Hash
     }
 }
 
+/// The index of the highest-scoring candidate; the first one wins ties (candidates come in job
+/// then stage order, so ties go to the earlier job).
+pub(crate) fn best(cands: &[Cand], score: impl Fn(&Cand) -> f64) -> usize {
+    let mut best = 0;
+    for i in 1..cands.len() {
+        if score(&cands[i]) > score(&cands[best]) {
+            best = i;
+        }
+    }
+    best
+}
+
 /// Launches `c` from this heartbeat's bookkeeping: records it and takes its demand off `left`.
 pub(crate) fn take(view: &View, c: &Cand, left: &mut ResVec, chosen: &mut HashSet<TaskRef>, out: &mut Vec<TaskRef>) {
     let t = TaskRef { job: c.job, task: c.task };
@@ -119,13 +131,7 @@ impl Policy for Tetris {
                 let r = if max_rem > 0.0 { rem(c.job) / max_rem } else { 0.0 };
                 c.align - eps * r
             };
-            let mut best = 0;
-            for i in 1..cands.len() {
-                if score(&cands[i]) > score(&cands[best]) {
-                    best = i;
-                }
-            }
-            let c = cands[best];
+            let c = cands[best(&cands, score)];
             *taken.entry(c.job).or_insert(0.0) += work(view, &total, c.job, c.task);
             take(view, &c, &mut left, &mut chosen, out);
         }
