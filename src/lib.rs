@@ -11,6 +11,7 @@
 //! * [`lowerbound`]: critical path, total work and a stage-aware bound.
 //! * [`validate`]: an independent schedule checker.
 //! * [`output`]: schedule reports and atomic file writes.
+//! * [`plot`]: SVG charts (Gantt, usage over time, CDFs) drawn with plotters.
 //! * [`trace`]: workload traces (native CSV, Alibaba v2018) and synthetic workloads.
 //! * [`sim`]: the event-driven cluster simulator; [`online`] the schedulers it consults;
 //!   [`metrics`] what a replay measures.
@@ -32,6 +33,7 @@ pub mod model;
 pub mod offline;
 pub mod output;
 pub mod online;
+pub mod plot;
 pub mod scheduler;
 pub mod serve;
 pub mod sim;

@@ -15,6 +15,7 @@ mod compare;
 mod export;
 mod gen_trace;
 mod lower_bound;
+mod plot;
 mod replay;
 mod replay_compare;
 mod serve;
@@ -50,6 +51,8 @@ enum Command {
     Export(export::Args),
     /// Serve scheduling, lower bounds and validation over HTTP.
     Serve(serve::Args),
+    /// Draw SVG charts: a schedule's Gantt chart, a replay's usage over time, JCT-gap CDFs.
+    Plot(plot::Args),
 }
 
 /// Exit status: 0 success, 1 failure (bad input, invalid schedule), 2 bad flags (from clap).
@@ -65,6 +68,7 @@ pub fn run() -> i32 {
         Command::ReplayCompare(a) => replay_compare::run(a),
         Command::Export(a) => export::run(a),
         Command::Serve(a) => serve::run(a),
+        Command::Plot(a) => plot::run(a),
     };
     match result {
         Ok(code) => code,

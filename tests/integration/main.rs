@@ -10,6 +10,7 @@
 //! * `regression`: exact makespans on hand-computed cases.
 //! * `cli`: the commands' happy paths, output contract and determinism.
 //! * `bad_input`: every class of bad input through the CLI.
+//! * `plot`: the SVG charts parse and hold the lanes, bars, lines and labels their inputs call for.
 
 mod util;
 
@@ -21,6 +22,7 @@ mod cli;
 mod hetero;
 mod motivating;
 mod online_baselines;
+mod plot;
 mod properties;
 mod regression;
 mod replay;

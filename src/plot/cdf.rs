@@ -1,0 +1,242 @@
+//! CDFs across jobs or DAGs: the per-job JCT gap of several replays against a baseline replay
+//! (the paper's main online figure), and makespan / lower bound per offline scheduler from
+//! `graphene compare --csv`.
+
+use std::path::Path;
+
+use plotters::prelude::*;
+
+use super::style::{self, color, draw_err, Legend, Mark};
+use crate::compare::quantile;
+use crate::error::{Error, Result};
+
+/// What is on the x axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Metric {
+    /// Per-job JCT reduction against the baseline, (base - jct) / base in percent: positive means
+    /// the job finished sooner than under the baseline.
+    Jct,
+    /// Per-job slowdown against the baseline, jct / base: above 1 means the job took longer.
+    Slowdown,
+    /// Makespan / best lower bound per DAG, one line per scheduler of a `compare --csv` file.
+    Ratio,
+}
+
+/// Job completion times of one replay, in trace order.
+#[derive(Clone, Debug)]
+pub struct JobsIn {
+    /// The scheduler named in `summary.json`, else the directory's name.
+    pub label: String,
+    pub dir: String,
+    pub jobs: Vec<(String, f64)>,
+}
+
+fn csv_err(path: &Path, e: csv::Error) -> Error {
+    let line = e.position().map_or(0, |p| p.line() as usize);
+    Error::Syntax { line, column: 0, message: e.to_string() }.in_file(path)
+}
+
+/// Indices of the named columns in a CSV header, or an error naming the missing one.
+fn columns(path: &Path, headers: &csv::StringRecord, names: &[&str]) -> Result<Vec<usize>> {
+    names
+        .iter()
+        .map(|n| {
+            headers.iter().position(|h| h == *n).ok_or_else(|| {
+                Error::Syntax { line: 1, column: 0, message: format!("no '{n}' column in the header") }.in_file(path)
+            })
+        })
+        .collect()
+}
+
+fn number(path: &Path, rec: &csv::StringRecord, col: usize, name: &str) -> Result<f64> {
+    let line = rec.position().map_or(0, |p| p.line() as usize);
+    let raw = rec.get(col).unwrap_or("");
+    match raw.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        _ => {
+            Err(Error::Syntax { line, column: 0, message: format!("{name} '{raw}' is not a finite number") }
+                .in_file(path))
+        }
+    }
+}
+
+impl JobsIn {
+    /// Reads `dir/jobs.csv` of a replay output directory (and its scheduler from summary.json).
+    pub fn load(dir: &Path) -> Result<JobsIn> {
+        let path = dir.join("jobs.csv");
+        let mut rdr = csv::Reader::from_path(&path).map_err(|e| csv_err(&path, e))?;
+        let headers = rdr.headers().map_err(|e| csv_err(&path, e))?.clone();
+        let cols = columns(&path, &headers, &["job", "jct"])?;
+        let mut jobs = Vec::new();
+        for rec in rdr.records() {
+            let rec = rec.map_err(|e| csv_err(&path, e))?;
+            let jct = number(&path, &rec, cols[1], "jct")?;
+            if jct < 0.0 {
+                let line = rec.position().map_or(0, |p| p.line() as usize);
+                return Err(Error::Syntax { line, column: 0, message: format!("jct {jct} is negative") }.in_file(&path));
+            }
+            jobs.push((rec.get(cols[0]).unwrap_or("").to_string(), jct));
+        }
+        let scheduler = super::usage::ReplaySummary::load(dir).map(|s| s.scheduler).unwrap_or_default();
+        let dir_name = dir.file_name().map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let label = if scheduler.is_empty() { dir_name } else { scheduler };
+        Ok(JobsIn { label, dir: dir.display().to_string(), jobs })
+    }
+}
+
+/// Per-job values of `run` against `base` (the same trace replayed twice: jobs pair up by
+/// position and must carry the same names). Jobs whose baseline JCT is 0 are left out.
+pub fn against(base: &JobsIn, run: &JobsIn, metric: Metric) -> Result<Vec<f64>> {
+    if base.jobs.len() != run.jobs.len() {
+        return Err(Error::Usage(format!(
+            "{} has {} jobs but the baseline {} has {}: both must replay the same trace",
+            run.dir,
+            run.jobs.len(),
+            base.dir,
+            base.jobs.len()
+        )));
+    }
+    let mut out = Vec::with_capacity(base.jobs.len());
+    for (i, ((bn, b), (rn, r))) in base.jobs.iter().zip(&run.jobs).enumerate() {
+        if bn != rn {
+            return Err(Error::Usage(format!(
+                "{}/jobs.csv line {}: job '{rn}' where the baseline has '{bn}': both must replay the same trace",
+                run.dir,
+                i + 2
+            )));
+        }
+        if *b > 0.0 {
+            out.push(match metric {
+                Metric::Slowdown => r / b,
+                _ => 100.0 * (b - r) / b,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Makespan / lower bound per DAG, one series per scheduler in order of first appearance, from
+/// the CSV `graphene compare --csv` prints.
+pub fn load_compare(path: &Path) -> Result<Vec<(String, Vec<f64>)>> {
+    let mut rdr = csv::Reader::from_path(path).map_err(|e| csv_err(path, e))?;
+    let headers = rdr.headers().map_err(|e| csv_err(path, e))?.clone();
+    let cols = columns(path, &headers, &["scheduler", "ratio"])?;
+    let mut series: Vec<(String, Vec<f64>)> = Vec::new();
+    for rec in rdr.records() {
+        let rec = rec.map_err(|e| csv_err(path, e))?;
+        let name = rec.get(cols[0]).unwrap_or("").to_string();
+        let ratio = number(path, &rec, cols[1], "ratio")?;
+        match series.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, v)) => v.push(ratio),
+            None => series.push((name, vec![ratio])),
+        }
+    }
+    if series.is_empty() {
+        return Err(Error::Usage(format!("{}: no rows", path.display())));
+    }
+    Ok(series)
+}
+
+/// Points of the empirical CDF of `values` as a step line: the fraction of values <= x.
+fn cdf_points(values: &[f64]) -> Vec<(f64, f64)> {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len() as f64;
+    let mut pts = Vec::with_capacity(2 * v.len());
+    for (i, &x) in v.iter().enumerate() {
+        pts.push((x, i as f64 / n));
+        pts.push((x, (i + 1) as f64 / n));
+    }
+    pts
+}
+
+/// `lo..hi` widened by 5% and to include `reference`.
+fn x_range(series: &[(String, Vec<f64>)], reference: f64) -> (f64, f64) {
+    let all = series.iter().flat_map(|(_, v)| v.iter().copied());
+    let (lo, hi) = all.fold((reference, reference), |(a, b), x| (a.min(x), b.max(x)));
+    let pad = ((hi - lo) * 0.05).max(1e-3);
+    (lo - pad, hi + pad)
+}
+
+pub struct CdfChart<'a> {
+    pub title: &'a str,
+    pub x_desc: &'a str,
+    /// A vertical reference line (0 for gaps, 1 for ratios).
+    pub reference: f64,
+    /// Unit appended to the medians in the legend.
+    pub unit: &'a str,
+    pub note: &'a str,
+}
+
+/// One CDF line per series; series without values are listed in the legend as empty.
+pub fn cdf(series: &[(String, Vec<f64>)], c: &CdfChart) -> Result<String> {
+    let (lo, hi) = x_range(series, c.reference);
+    style::render(c.note, |area| {
+        let mut chart = ChartBuilder::on(area)
+            .caption(c.title, (style::FONT, 20))
+            .margin(12)
+            .x_label_area_size(45)
+            .y_label_area_size(60)
+            .build_cartesian_2d(lo..hi, 0f64..1.0)
+            .map_err(draw_err)?;
+        chart
+            .configure_mesh()
+            .light_line_style(style::LIGHT)
+            .bold_line_style(style::BOLD)
+            .label_style((style::FONT, 14))
+            .axis_desc_style((style::FONT, 15))
+            .x_desc(c.x_desc)
+            .y_desc("fraction")
+            .draw()
+            .map_err(draw_err)?;
+        chart
+            .draw_series(DashedLineSeries::new(
+                vec![(c.reference, 0.0), (c.reference, 1.0)],
+                6,
+                4,
+                RGBColor(120, 120, 120).stroke_width(1),
+            ))
+            .map_err(draw_err)?;
+        let mut legend = Vec::new();
+        for (i, (name, values)) in series.iter().enumerate() {
+            if values.is_empty() {
+                legend.push((format!("{name} (no values)"), Mark::Line(color(i))));
+                continue;
+            }
+            chart.draw_series(LineSeries::new(cdf_points(values), color(i).stroke_width(2))).map_err(draw_err)?;
+            let median = quantile(values, 0.5);
+            legend.push((format!("{name}: median {median:.2}{}, n={}", c.unit, values.len()), Mark::Line(color(i))));
+        }
+        Ok(Legend { title: "series".into(), entries: legend })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn jobs(dir: &str, v: &[(&str, f64)]) -> JobsIn {
+        JobsIn { label: dir.into(), dir: dir.into(), jobs: v.iter().map(|(n, j)| (n.to_string(), *j)).collect() }
+    }
+
+    #[test]
+    fn gaps_and_slowdowns_pair_jobs_by_position_and_skip_zero_baselines() {
+        let base = jobs("cs", &[("a", 10.0), ("b", 0.0), ("c", 4.0)]);
+        let run = jobs("g", &[("a", 7.5), ("b", 1.0), ("c", 5.0)]);
+        assert_eq!(against(&base, &run, Metric::Jct).unwrap(), vec![25.0, -25.0]);
+        assert_eq!(against(&base, &run, Metric::Slowdown).unwrap(), vec![0.75, 1.25]);
+    }
+
+    #[test]
+    fn different_traces_are_refused() {
+        let base = jobs("cs", &[("a", 10.0), ("b", 1.0)]);
+        let run = jobs("g", &[("a", 7.5), ("x", 1.0)]);
+        let e = against(&base, &run, Metric::Jct).unwrap_err().to_string();
+        assert_eq!(e, "g/jobs.csv line 3: job 'x' where the baseline has 'b': both must replay the same trace");
+    }
+
+    #[test]
+    fn cdf_steps_reach_one_at_the_largest_value() {
+        assert_eq!(cdf_points(&[2.0, 1.0]), vec![(1.0, 0.0), (1.0, 0.5), (2.0, 0.5), (2.0, 1.0)]);
+    }
+}
