@@ -22,6 +22,12 @@ pub struct ClusterArgs {
     /// Hold every resource to capacity (by default disk and net may be overbooked).
     #[arg(long)]
     pub no_overbook: bool,
+    /// Speed of each machine, in machine order (a task runs for duration / speed there).
+    #[arg(long, value_name = "S,...", value_delimiter = ',')]
+    pub speeds: Option<Vec<f64>>,
+    /// Data per time unit between two different machines (edge data / bandwidth is a transfer).
+    #[arg(long, value_name = "B")]
+    pub bandwidth: Option<f64>,
 }
 
 impl ClusterArgs {
@@ -43,8 +49,57 @@ impl ClusterArgs {
         if self.no_overbook {
             spec.overbook.clear();
         }
+        self.apply_network(&mut spec)?;
         Ok(spec)
     }
+
+    /// Whether the cluster is left to the input (no flag describes it).
+    pub fn is_default(&self) -> bool {
+        self.cluster.is_none() && self.machines.is_none() && self.capacity.is_none()
+    }
+
+    /// Applies `--speeds` (one per machine: the groups are split into single machines) and
+    /// `--bandwidth`.
+    pub fn apply_network(&self, spec: &mut ClusterSpec) -> Result<()> {
+        if let Some(speeds) = &self.speeds {
+            let n = spec.machine_count();
+            if speeds.len() != n {
+                return Err(Error::Usage(format!("--speeds gives {} speeds for {n} machines", speeds.len())));
+            }
+            if let Some(s) = speeds.iter().find(|s| !(s.is_finite() && **s > 0.0)) {
+                return Err(Error::Usage(format!("--speeds: {s} is not a finite number > 0")));
+            }
+            let machines: Vec<_> = spec
+                .machines
+                .iter()
+                .flat_map(|g| std::iter::repeat_n(graphene::model::MachineGroup { count: 1, ..g.clone() }, g.count))
+                .collect();
+            spec.machines = machines;
+            spec.speeds = speeds.clone();
+        }
+        if let Some(b) = self.bandwidth {
+            if !(b.is_finite() && b > 0.0) {
+                return Err(Error::Usage(format!("--bandwidth {b} must be a finite number > 0")));
+            }
+            spec.bandwidth = b;
+        }
+        Ok(())
+    }
+}
+
+/// The cluster for a DAG file: a task-graph/network file brings its own nodes unless flags
+/// describe the cluster (`--speeds` and `--bandwidth` still apply).
+pub fn spec_for_file(args: &ClusterArgs, input: &InputArgs, path: &Path) -> Result<ClusterSpec> {
+    let own = args.is_default() && formats::is_network_file(path, input.format)?;
+    if !own {
+        return args.spec();
+    }
+    let (_, mut spec) = formats::hetero::load(path)?;
+    if args.no_overbook {
+        spec.overbook.clear();
+    }
+    args.apply_network(&mut spec)?;
+    Ok(spec)
 }
 
 /// Resolves the cluster for one DAG and checks that every task fits some machine. Errors name
@@ -143,6 +198,6 @@ impl SearchArgs {
 
 pub fn parse_scheduler(name: &str) -> Result<graphene::Scheduler> {
     graphene::Scheduler::parse(name).ok_or_else(|| {
-        Error::Usage(format!("unknown scheduler '{name}' (known: {})", graphene::Scheduler::names().join(", ")))
+        Error::Usage(format!("unknown scheduler '{name}' (known: {})", graphene::Scheduler::known_names().join(", ")))
     })
 }

@@ -91,6 +91,17 @@ pub fn detect(text: &str) -> Result<Format> {
     }
 }
 
+/// Whether `path` is a task-graph/network file (which describes its own cluster).
+pub fn is_network_file(path: &Path, format: Option<Format>) -> Result<bool> {
+    Ok(match format {
+        Some(f) => f == Format::Hetero,
+        None => {
+            let text = read_text(path)?;
+            detect(&text).map_err(|e| e.in_file(path))? == Format::Hetero
+        }
+    })
+}
+
 /// Every DAG in a file (TPC-H files hold one per query unless `opts.query` picks one).
 pub fn load_dags(path: &Path, opts: &LoadOptions) -> Result<Vec<Dag>> {
     // A bad profile name is the flag's fault, not the file's: report it before reading.

@@ -28,6 +28,15 @@ impl Bases {
         Bases::of_instance(&Instance::new(dag, cluster, net))
     }
 
+    /// The same from the stage DAG, without expanding edges to task pairs: the fastest-speed
+    /// critical path is the speed-1 one scaled, since transfers do not count.
+    pub fn of_dag(dag: &Dag, net: &Network) -> Bases {
+        let top = net.max_speed();
+        let work: f64 = dag.tasks.iter().map(|t| t.duration).sum();
+        let cp = crate::model::paths::bottom_levels(dag).into_iter().fold(0.0, f64::max);
+        Bases { sequential: work / top, critical_path: cp / top }
+    }
+
     pub fn of_instance(inst: &Instance) -> Bases {
         let top = inst.speeds.iter().copied().fold(0.0, f64::max);
         Bases { sequential: inst.work.iter().sum::<f64>() / top, critical_path: rank::fastest_critical_path(inst) }

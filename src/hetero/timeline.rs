@@ -77,7 +77,8 @@ mod tests {
         assert_eq!(t.earliest(6.0, 3.0), 6.0);
         assert_eq!(t.earliest(6.0, 3.5), 10.0);
         assert_eq!(t.earliest(11.0, 1.0), 11.0);
-        assert_eq!(t.earliest_with(0.0, 1.0, (2.0, 2.5)), 2.5);
+        assert_eq!(t.earliest_with(0.0, 1.0, (2.0, 2.5)), 5.0);
+        assert_eq!(t.earliest_with(0.0, 0.5, (2.0, 2.5)), 2.5);
         assert_eq!(t.earliest_with(5.0, 3.0, (5.0, 6.0)), 6.0);
         assert_eq!(t.earliest_with(5.0, 3.5, (5.0, 6.0)), 10.0);
         assert_eq!(t.earliest_with(10.0, 1.0, (10.0, 12.0)), 12.0);

@@ -110,7 +110,7 @@ impl From<ClusterSpec> for RawCluster {
 }
 
 /// What heterogeneous schedulers need beyond capacities: each machine's speed and the cost of
-/// moving data between machines. `Network::uniform` (speed 1, bandwidth 1) is the model every
+/// moving data between machines. `Network::uniform` (speed 1, transfers free) is the model every
 /// homogeneous algorithm assumes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Network {
@@ -121,11 +121,16 @@ pub struct Network {
 
 impl Network {
     pub fn uniform(machines: usize) -> Network {
-        Network { speeds: vec![1.0; machines], bandwidth: 1.0 }
+        Network { speeds: vec![1.0; machines], bandwidth: f64::INFINITY }
     }
 
     pub fn is_uniform_speed(&self) -> bool {
         self.speeds.iter().all(|&s| s == 1.0)
+    }
+
+    /// Whether this network changes nothing for `dag`: speed 1 everywhere and no transfer cost.
+    pub fn is_trivial_for(&self, dag: &Dag) -> bool {
+        self.is_uniform_speed() && (self.bandwidth.is_infinite() || !dag.has_edge_data())
     }
 
     pub fn max_speed(&self) -> f64 {
@@ -168,12 +173,8 @@ impl ClusterSpec {
 
     /// Speeds per machine and the bandwidth, in the machine order `resolve` lays out.
     pub fn network(&self) -> Network {
-        let speeds = self
-            .machines
-            .iter()
-            .zip(self.group_speeds())
-            .flat_map(|(g, s)| std::iter::repeat_n(s, g.count))
-            .collect();
+        let speeds =
+            self.machines.iter().zip(self.group_speeds()).flat_map(|(g, s)| std::iter::repeat_n(s, g.count)).collect();
         Network { speeds, bandwidth: self.bandwidth }
     }
 

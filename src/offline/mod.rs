@@ -11,6 +11,7 @@
 
 mod candidates;
 mod cuts;
+mod network;
 mod orders;
 mod plan;
 mod scores;
@@ -20,6 +21,7 @@ mod subsets;
 use serde::Serialize;
 
 pub use cuts::parts as cut_parts;
+pub use network::build_on_network;
 pub use orders::Order;
 pub use plan::{Direction, Keys, PlacementKey, Plan};
 pub use scores::{exec_time, twork};

@@ -13,7 +13,7 @@ use std::fmt;
 
 use serde::Deserialize;
 
-use crate::model::{Cluster, Dag, EdgeKind, Schedule, MAX_RESOURCES};
+use crate::model::{Cluster, Dag, EdgeKind, Network, Placement, Schedule, MAX_RESOURCES};
 
 /// Absolute and relative slack for comparing times computed by floating-point sums.
 const TIME_EPS: f64 = 1e-6;
@@ -29,14 +29,52 @@ pub struct Entry {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Violation {
-    UnknownTask { id: String },
-    Duplicate { id: String },
-    Missing { id: String },
-    NoSuchMachine { id: String, machine: i64, machines: usize },
-    BadTimes { id: String, start: f64, end: f64 },
-    TooShort { id: String, ran: f64, duration: f64 },
-    Dependency { parent: String, child: String, parent_end: f64, child_start: f64 },
-    Capacity { machine: usize, time: f64, resource: String, used: f64, capacity: f64 },
+    UnknownTask {
+        id: String,
+    },
+    Duplicate {
+        id: String,
+    },
+    Missing {
+        id: String,
+    },
+    NoSuchMachine {
+        id: String,
+        machine: i64,
+        machines: usize,
+    },
+    BadTimes {
+        id: String,
+        start: f64,
+        end: f64,
+    },
+    TooShort {
+        id: String,
+        ran: f64,
+        duration: f64,
+    },
+    Dependency {
+        parent: String,
+        child: String,
+        parent_end: f64,
+        child_start: f64,
+    },
+    /// The parent ends in time, but its data reaches the child's machine too late from every
+    /// run (copy) of the parent.
+    Transfer {
+        parent: String,
+        child: String,
+        machine: i64,
+        arrival: f64,
+        child_start: f64,
+    },
+    Capacity {
+        machine: usize,
+        time: f64,
+        resource: String,
+        used: f64,
+        capacity: f64,
+    },
 }
 
 impl fmt::Display for Violation {
@@ -57,6 +95,10 @@ impl fmt::Display for Violation {
             Violation::Dependency { parent, child, parent_end, child_start } => write!(
                 f,
                 "task '{child}' starts at {child_start} before its parent '{parent}' ends at {parent_end}"
+            ),
+            Violation::Transfer { parent, child, machine, arrival, child_start } => write!(
+                f,
+                "task '{child}' starts on machine {machine} at {child_start} before the data of its parent '{parent}' arrives there at {arrival}"
             ),
             Violation::Capacity { machine, time, resource, used, capacity } => write!(
                 f,
@@ -80,6 +122,22 @@ pub fn validate_schedule(dag: &Dag, cluster: &Cluster, schedule: &Schedule) -> V
     validate(dag, cluster, &entries_of(dag, schedule))
 }
 
+/// `validate_schedule` on machines of different speeds with transfers, accepting `copies`
+/// (duplicated runs of tasks that also appear in `schedule`).
+pub fn validate_schedule_on(
+    dag: &Dag,
+    cluster: &Cluster,
+    net: &Network,
+    schedule: &Schedule,
+    copies: &[Placement],
+) -> Vec<Violation> {
+    let copies: Vec<Entry> = copies
+        .iter()
+        .map(|p| Entry { id: dag.task_name(p.task), machine: p.machine as i64, start: p.start, end: p.end })
+        .collect();
+    validate_on(dag, cluster, net, &entries_of(dag, schedule), &copies)
+}
+
 fn late(a: f64, b: f64) -> bool {
     // a > b beyond rounding
     a > b + TIME_EPS * (1.0 + b.abs())
@@ -87,7 +145,15 @@ fn late(a: f64, b: f64) -> bool {
 
 /// Every violation of `entries` as a schedule of `dag` on `cluster` (empty when valid).
 pub fn validate(dag: &Dag, cluster: &Cluster, entries: &[Entry]) -> Vec<Violation> {
+    validate_on(dag, cluster, &Network::uniform(cluster.len()), entries, &[])
+}
+
+/// Every violation of `entries` (one per task) and `copies` (extra runs of scheduled tasks, as
+/// task duplication makes them) on machines of the given speeds, where a child may start only
+/// once some run of each parent has ended and its data has crossed to the child's machine.
+pub fn validate_on(dag: &Dag, cluster: &Cluster, net: &Network, entries: &[Entry], copies: &[Entry]) -> Vec<Violation> {
     let mut out = Vec::new();
+    let speed = |m: i64| net.speeds.get(m as usize).copied().unwrap_or(1.0);
     let n = dag.len();
     let mut slot: Vec<Option<usize>> = vec![None; n];
     for (i, e) in entries.iter().enumerate() {
@@ -107,54 +173,99 @@ pub fn validate(dag: &Dag, cluster: &Cluster, entries: &[Entry]) -> Vec<Violatio
             out.push(Violation::BadTimes { id: e.id.clone(), start: e.start, end: e.end });
             continue;
         }
-        let d = dag.tasks[t as usize].duration;
+        let d = dag.tasks[t as usize].duration / speed(e.machine);
         if late(d, e.end - e.start) {
             out.push(Violation::TooShort { id: e.id.clone(), ran: e.end - e.start, duration: d });
         }
         slot[t as usize] = Some(i);
+    }
+    // Copies: checked like entries; a copy of a task that has no entry is unknown.
+    let mut extra: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, e) in copies.iter().enumerate() {
+        let Some(t) = dag.task_by_name(&e.id).filter(|&t| slot[t as usize].is_some()) else {
+            out.push(Violation::UnknownTask { id: e.id.clone() });
+            continue;
+        };
+        if e.machine < 0 || e.machine as usize >= cluster.len() {
+            out.push(Violation::NoSuchMachine { id: e.id.clone(), machine: e.machine, machines: cluster.len() });
+            continue;
+        }
+        if !e.start.is_finite() || !e.end.is_finite() || e.start < -TIME_EPS || e.end < e.start {
+            out.push(Violation::BadTimes { id: e.id.clone(), start: e.start, end: e.end });
+            continue;
+        }
+        let d = dag.tasks[t as usize].duration / speed(e.machine);
+        if late(d, e.end - e.start) {
+            out.push(Violation::TooShort { id: e.id.clone(), ran: e.end - e.start, duration: d });
+        }
+        extra[t as usize].push(i);
     }
     for (t, s) in slot.iter().enumerate() {
         if s.is_none() {
             out.push(Violation::Missing { id: dag.task_name(t as u32) });
         }
     }
-    // Dependencies: each child against the latest-ending scheduled task of an all-to-all parent
-    // stage (which implies all the others) or against its one-to-one parent.
+    // Dependencies. Without data on an edge, each child run is held against the parent run that
+    // ends first (for an all-to-all edge, the parent task whose first run ends last implies all
+    // the others). With data, every parent task is checked: its data must reach the child's
+    // machine from some run of the parent.
     let entry = |t: u32| slot[t as usize].map(|i| &entries[i]);
-    let latest: Vec<Option<u32>> = dag
+    let runs = |t: u32| entry(t).into_iter().chain(extra[t as usize].iter().map(|&i| &copies[i]));
+    let first_end = |t: u32| runs(t).min_by(|a, b| a.end.total_cmp(&b.end)).map(|e| e.end);
+    let latest: Vec<Option<(u32, f64)>> = dag
         .stages
         .iter()
-        .map(|s| s.tasks().filter(|&t| entry(t).is_some()).max_by(|&a, &b| entry(a).unwrap().end.total_cmp(&entry(b).unwrap().end)))
+        .map(|s| s.tasks().filter_map(|t| first_end(t).map(|e| (t, e))).max_by(|a, b| a.1.total_cmp(&b.1)))
         .collect();
+    let has_data = dag.has_edge_data();
     for (t, task) in dag.tasks.iter().enumerate() {
-        let Some(child) = entry(t as u32) else { continue };
-        for e in &dag.stages[task.stage as usize].parents {
-            let parent = match e.kind {
-                EdgeKind::AllToAll => latest[e.stage as usize],
-                EdgeKind::OneToOne => Some(dag.stages[e.stage as usize].first + task.index),
-            };
-            let Some(p) = parent else { continue };
-            let Some(pe) = entry(p) else { continue };
-            if late(pe.end, child.start) {
-                out.push(Violation::Dependency {
-                    parent: pe.id.clone(),
-                    child: child.id.clone(),
-                    parent_end: pe.end,
-                    child_start: child.start,
-                });
+        for child in runs(t as u32) {
+            for e in &dag.stages[task.stage as usize].parents {
+                let data = if has_data { dag.edge_data(e.stage, task.stage) } else { 0.0 };
+                let parents: Vec<u32> = match (e.kind, data > 0.0) {
+                    (EdgeKind::OneToOne, _) => vec![dag.stages[e.stage as usize].first + task.index],
+                    (EdgeKind::AllToAll, false) => latest[e.stage as usize].map(|(p, _)| p).into_iter().collect(),
+                    (EdgeKind::AllToAll, true) => dag.stages[e.stage as usize].tasks().collect(),
+                };
+                for p in parents {
+                    let Some(pe) = first_end(p) else { continue };
+                    if late(pe, child.start) {
+                        out.push(Violation::Dependency {
+                            parent: dag.task_name(p),
+                            child: child.id.clone(),
+                            parent_end: pe,
+                            child_start: child.start,
+                        });
+                        break;
+                    }
+                    if data > 0.0 {
+                        let arrival = runs(p)
+                            .map(|r| r.end + net.transfer(data, r.machine as u32, child.machine as u32))
+                            .fold(f64::INFINITY, f64::min);
+                        if late(arrival, child.start) {
+                            out.push(Violation::Transfer {
+                                parent: dag.task_name(p),
+                                child: child.id.clone(),
+                                machine: child.machine,
+                                arrival,
+                                child_start: child.start,
+                            });
+                            break;
+                        }
+                    }
+                }
             }
         }
     }
     // Capacity: sweep events per machine; at equal times ends come before starts.
     let hard = cluster.hard_mask();
     let mut by_machine: HashMap<usize, Vec<(f64, bool, u32)>> = HashMap::new();
-    for (t, s) in slot.iter().enumerate() {
-        if let Some(i) = s {
-            let e = &entries[*i];
+    for t in 0..n as u32 {
+        for e in runs(t) {
             if e.end > e.start {
                 let ev = by_machine.entry(e.machine as usize).or_default();
-                ev.push((e.start, true, t as u32));
-                ev.push((e.end, false, t as u32));
+                ev.push((e.start, true, t));
+                ev.push((e.end, false, t));
             }
         }
     }

@@ -42,3 +42,116 @@ fn heft_and_cpop_match_the_reference_makespans() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+use graphene::hetero::Policy;
+use graphene::model::{Network, Schedule};
+use graphene::validate::{validate_on, validate_schedule_on, Entry, Violation};
+
+/// Two nodes of speed 1, bandwidth 1; `a` (work 1) feeds four children of work 2 with 3 units
+/// of data each. HEFT keeps a's first children beside it and pays the transfer once
+/// (makespan 7); DEFT copies `a` onto the second node instead (makespan 5).
+const FORK: &str = r#"{"tasks": [{"id": "a", "cost": 1}, {"id": "b", "cost": 2}, {"id": "c", "cost": 2},
+    {"id": "d", "cost": 2}, {"id": "e", "cost": 2}],
+  "edges": [{"src": "a", "dst": "b", "data": 3}, {"src": "a", "dst": "c", "data": 3},
+    {"src": "a", "dst": "d", "data": 3}, {"src": "a", "dst": "e", "data": 3}],
+  "nodes": [{"id": "m0", "speed": 1}, {"id": "m1", "speed": 1}], "links": 1}"#;
+
+fn parse(text: &str) -> (Dag, Cluster, Network) {
+    let (dag, spec) = hetero::parse(text, "t").expect("instance");
+    let cluster = spec.resolve(&dag.resources).expect("cluster");
+    (dag, cluster, spec.network())
+}
+
+fn entry(id: &str, machine: i64, start: f64, end: f64) -> Entry {
+    Entry { id: id.to_string(), machine, start, end }
+}
+
+#[test]
+fn deft_duplicates_the_parent_where_heft_pays_the_transfer() {
+    let (dag, cluster, net) = parse(FORK);
+    let heft = run(HeteroAlgo::Heft, &dag, &cluster, &net);
+    assert_eq!(heft.schedule.makespan(), 7.0);
+    assert!(heft.copies.is_empty());
+    for p in [Policy::Fifo, Policy::Sjf, Policy::Hrrn, Policy::RankUp] {
+        let s = run(HeteroAlgo::Deft(p), &dag, &cluster, &net);
+        assert_eq!(s.schedule.makespan(), 5.0, "{p:?}");
+        assert_eq!(s.copies.len(), 1, "{p:?}");
+        let copy = s.copies[0];
+        assert_eq!((dag.task_name(copy.task).as_str(), copy.machine, copy.start, copy.end), ("a[0]", 1, 0.0, 1.0));
+        assert_eq!(validate_schedule_on(&dag, &cluster, &net, &s.schedule, &s.copies), vec![], "{p:?}");
+        // Without the copy, the children on node 1 start before a's data can get there.
+        let v = validate_schedule_on(&dag, &cluster, &net, &s.schedule, &[]);
+        assert!(
+            !v.is_empty() && v.iter().all(|x| matches!(x, Violation::Transfer { arrival, .. } if *arrival == 4.0)),
+            "{v:?}"
+        );
+    }
+}
+
+#[test]
+fn validator_checks_transfers_speeds_and_copies() {
+    let text = r#"{"tasks": [{"id": "a", "cost": 2}, {"id": "b", "cost": 2}],
+        "edges": [{"src": "a", "dst": "b", "data": 10}],
+        "nodes": [{"id": "m0", "speed": 2}, {"id": "m1", "speed": 1}], "links": 5}"#;
+    let (dag, cluster, net) = parse(text);
+    let check = |e: &[Entry], c: &[Entry]| validate_on(&dag, &cluster, &net, e, c);
+    // a runs 1 on the speed-2 node; b on the other node waits 10 / 5 = 2 for the data.
+    assert_eq!(check(&[entry("a[0]", 0, 0.0, 1.0), entry("b[0]", 1, 3.0, 5.0)], &[]), vec![]);
+    assert_eq!(check(&[entry("a[0]", 0, 0.0, 1.0), entry("b[0]", 0, 1.0, 2.0)], &[]), vec![]);
+    let v = check(&[entry("a[0]", 0, 0.0, 1.0), entry("b[0]", 1, 2.0, 4.0)], &[]);
+    assert_eq!(
+        v,
+        vec![Violation::Transfer {
+            parent: "a[0]".into(),
+            child: "b[0]".into(),
+            machine: 1,
+            arrival: 3.0,
+            child_start: 2.0
+        }]
+    );
+    // On the speed-1 node a task needs its whole work as run time.
+    let v = check(&[entry("a[0]", 1, 0.0, 1.0), entry("b[0]", 1, 1.0, 3.0)], &[]);
+    assert!(matches!(v[..], [Violation::TooShort { duration, .. }] if duration == 2.0), "{v:?}");
+    // A copy of a next to b removes the transfer, but the copy itself must be a full run, must
+    // be of a scheduled task, and takes the machine's capacity.
+    let base = [entry("a[0]", 0, 0.0, 1.0), entry("b[0]", 1, 2.0, 4.0)];
+    assert_eq!(check(&base, &[entry("a[0]", 1, 0.0, 2.0)]), vec![]);
+    assert!(matches!(check(&base, &[entry("a[0]", 1, 0.5, 2.0)])[..], [Violation::TooShort { .. }, ..]));
+    assert!(check(&base, &[entry("b[0]", 0, 5.0, 6.0), entry("zz[0]", 0, 0.0, 1.0)])
+        .iter()
+        .any(|x| matches!(x, Violation::UnknownTask { id } if id == "zz[0]")));
+    assert!(check(&base, &[entry("a[0]", 1, 1.0, 3.0)])
+        .iter()
+        .any(|x| matches!(x, Violation::Capacity { machine: 1, .. })));
+}
+
+#[test]
+fn every_scheduler_that_models_the_network_gives_valid_schedules_on_the_references() {
+    for name in ["h10-s1", "h50-s4", "h100-s5"] {
+        let (dag, cluster, spec) = instance(name);
+        let net = spec.network();
+        for s in std::iter::once(graphene::Scheduler::Graphene).chain(graphene::Scheduler::hetero()) {
+            let b = graphene::scheduler::build_on(s, &dag, &cluster, &net, &Default::default(), 0);
+            let v = validate_schedule_on(&dag, &cluster, &net, &b.schedule, &b.copies);
+            assert!(v.is_empty(), "{name} {}: {:?}", s.name(), &v[..v.len().min(3)]);
+        }
+    }
+}
+
+#[test]
+fn graphene_on_a_uniform_network_is_the_homogeneous_constructor() {
+    let (dag, cluster, _) = instance("h50-s3");
+    let cfg = graphene::OfflineConfig::default();
+    let plain = graphene::build(graphene::Scheduler::Graphene, &dag, &cluster, &cfg, 0).schedule;
+    let on = graphene::scheduler::build_on(
+        graphene::Scheduler::Graphene,
+        &dag,
+        &cluster,
+        &Network::uniform(cluster.len()),
+        &cfg,
+        0,
+    )
+    .schedule;
+    let key = |s: &Schedule| s.placements.iter().map(|p| (p.task, p.machine, p.start, p.end)).collect::<Vec<_>>();
+    assert_eq!(key(&plain), key(&on));
+}
