@@ -1,17 +1,15 @@
 //! `graphene build-schedule`
 
 use std::path::PathBuf;
-use std::time::Instant;
 
 use graphene::formats;
-use graphene::lowerbound;
 use graphene::model::Dag;
 use graphene::offline::SearchReport;
 use graphene::output::{self, ScheduleReport};
-use graphene::validate::validate_schedule;
-use graphene::{Error, Result};
+use graphene::serve::work;
+use graphene::Result;
 
-use super::args::{cluster_for, parse_scheduler, ClusterArgs, InputArgs, SearchArgs};
+use super::args::{cluster_for, parse_scheduler, spec_for_file, ClusterArgs, InputArgs, SearchArgs};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -41,35 +39,29 @@ pub fn run(a: Args) -> Result<i32> {
     let which = parse_scheduler(&a.scheduler)?;
     let cfg = a.search.config()?;
     let dag = formats::load_dag(&a.dag, &a.input.load_options())?;
-    if let Some(code) = run_on_network(&a, which, &cfg, &dag)? {
-        return Ok(code);
-    }
-    let spec = a.cluster.spec()?;
+    let network_file = formats::is_network_file(&a.dag, a.input.format)?;
+    let spec = spec_for_file(&a.cluster, &a.input, &a.dag)?;
+    let net = spec.network();
+    work::check_network(which, &net, &dag)?;
     let cluster = cluster_for(&spec, &dag, a.cluster.cluster.as_deref(), &a.dag)?;
-    let bounds = lowerbound::compute(&dag, &cluster);
-    let started = Instant::now();
-    let built = a.search.in_pool(|| graphene::build(which, &dag, &cluster, &cfg, a.input.seed))?;
-    let elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
-    let violations = validate_schedule(&dag, &cluster, &built.schedule);
-    if let Some(v) = violations.first() {
-        return Err(Error::Usage(format!(
-            "internal error: {} produced an invalid schedule ({} violations, first: {v}); please report this with the input",
-            which.name(),
-            violations.len()
-        )));
-    }
-    let report = ScheduleReport::new(
-        &dag,
-        which.name(),
-        cluster.len(),
-        &built.schedule,
-        bounds,
-        built.search,
-        if a.no_timing { 0.0 } else { elapsed_ms },
-    );
-    output::write_or_stdout(a.out.as_deref(), &report.to_json())?;
+    let s = a
+        .search
+        .in_pool(|| work::schedule(&dag, &cluster, &net, network_file, which, &cfg, a.input.seed, a.no_timing))??;
+    output::write_or_stdout(a.out.as_deref(), &s.json)?;
     if !a.quiet {
-        eprint!("{}", summary(&dag, &report, cluster.len(), elapsed_ms));
+        let mut text = summary(&dag, &s.report, cluster.len(), s.elapsed_ms);
+        if let Some(n) = &s.network {
+            text += &format!(
+                "  network       speeds {:.3}-{:.3}, bandwidth {}; speedup {:.3}, SLR {:.3}; {} duplicated run(s)\n",
+                net.speeds.iter().copied().fold(f64::INFINITY, f64::min),
+                net.max_speed(),
+                net.bandwidth,
+                n.speedup,
+                n.slr,
+                n.copies
+            );
+        }
+        eprint!("{text}");
     }
     Ok(0)
 }
@@ -142,78 +134,4 @@ fn search_lines(search: &SearchReport) -> String {
         s += &format!("  ...           {} more parts\n", search.parts.len() - shown);
     }
     s
-}
-
-/// Machines of different speeds, or data on edges, or a scheduler built for them: plan on the
-/// network, validate transfers and duplicated runs, and add speedup, SLR and the duplicates
-/// (`copies`) to the report. None when the plain path applies.
-fn run_on_network(a: &Args, which: graphene::Scheduler, cfg: &graphene::OfflineConfig, dag: &Dag) -> Result<Option<i32>> {
-    let network_file = formats::is_network_file(&a.dag, a.input.format)?;
-    let spec = super::args::spec_for_file(&a.cluster, &a.input, &a.dag)?;
-    let net = spec.network();
-    if !network_file && !which.models_network() && net.is_trivial_for(dag) {
-        return Ok(None);
-    }
-    if !which.models_network() && !net.is_trivial_for(dag) {
-        return Err(graphene::Error::Usage(format!(
-            "{} plans at speed 1 without transfers; on machines of different speeds or with edge data use one of graphene, {}",
-            which.name(),
-            graphene::hetero::HeteroAlgo::ALL.map(|h| h.name()).join(", ")
-        )));
-    }
-    let cluster = cluster_for(&spec, dag, a.cluster.cluster.as_deref(), &a.dag)?;
-    let started = std::time::Instant::now();
-    let built = a.search.in_pool(|| graphene::scheduler::build_on(which, dag, &cluster, &net, cfg, a.input.seed))?;
-    let elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
-    let violations =
-        graphene::validate::validate_schedule_on(dag, &cluster, &net, &built.schedule, &built.copies);
-    if let Some(v) = violations.first() {
-        return Err(graphene::Error::Usage(format!(
-            "internal error: {} produced an invalid schedule ({} violations, first: {v}); please report this with the input",
-            which.name(),
-            violations.len()
-        )));
-    }
-    // Speed-1 bounds shrink by the fastest speed (no machine runs anything faster).
-    let mut bounds = graphene::lowerbound::compute(dag, &cluster);
-    let top = net.max_speed();
-    bounds.critical_path /= top;
-    bounds.total_work /= top;
-    bounds.stage_aware /= top;
-    let report = ScheduleReport::new(
-        dag,
-        which.name(),
-        cluster.len(),
-        &built.schedule,
-        bounds,
-        built.search,
-        if a.no_timing { 0.0 } else { elapsed_ms },
-    );
-    let metrics = graphene::hetero::metrics::Bases::of_dag(dag, &net).metrics(report.makespan);
-    let mut value = serde_json::to_value(&report).expect("a report always serializes");
-    let copies: Vec<serde_json::Value> = built
-        .copies
-        .iter()
-        .map(|p| serde_json::json!({"id": dag.task_name(p.task), "machine": p.machine, "start": p.start, "end": p.end}))
-        .collect();
-    value["speedup"] = serde_json::json!(metrics.speedup);
-    value["slr"] = serde_json::json!(metrics.slr);
-    value["copies"] = serde_json::Value::Array(copies);
-    let mut bytes = serde_json::to_vec_pretty(&value).expect("a report always serializes");
-    bytes.push(b'\n');
-    output::write_or_stdout(a.out.as_deref(), &bytes)?;
-    if !a.quiet {
-        let mut s = summary(dag, &report, cluster.len(), elapsed_ms);
-        s += &format!(
-            "  network       speeds {:.3}-{:.3}, bandwidth {}; speedup {:.3}, SLR {:.3}; {} duplicated run(s)\n",
-            net.speeds.iter().copied().fold(f64::INFINITY, f64::min),
-            top,
-            net.bandwidth,
-            metrics.speedup,
-            metrics.slr,
-            built.copies.len()
-        );
-        eprint!("{s}");
-    }
-    Ok(Some(0))
 }

@@ -71,8 +71,13 @@ pub fn run(a: Args) -> Result<i32> {
     let schedule = ScheduleIn::load(&a.schedule)?;
     let dag = match &a.dag {
         Some(path) => {
-            let load =
-                LoadOptions { format: a.dag_format, query: a.query, executors: a.executors, demands: a.demands, seed: a.seed };
+            let load = LoadOptions {
+                format: a.dag_format,
+                query: a.query,
+                executors: a.executors,
+                demands: a.demands,
+                seed: a.seed,
+            };
             Some(formats::load_dag(path, &load)?)
         }
         None => None,

@@ -116,7 +116,10 @@ impl ScheduleIn {
             rank[t as usize] = r;
         }
         if let Some(t) = rank.iter().position(|&r| r == usize::MAX) {
-            return Err(Error::field("tasks", format!("task '{}' of the DAG is not scheduled", dag.task_name(t as u32))));
+            return Err(Error::field(
+                "tasks",
+                format!("task '{}' of the DAG is not scheduled", dag.task_name(t as u32)),
+            ));
         }
         for t in 0..dag.len() as u32 {
             let mut bad = None;

@@ -39,7 +39,10 @@ pub async fn metrics(State(st): State<Arc<AppState>>) -> Response {
 }
 
 pub async fn not_found() -> Response {
-    error(StatusCode::NOT_FOUND, "no such endpoint (POST /v1/schedule, /v1/lower-bound, /v1/validate; GET /healthz, /metrics)")
+    error(
+        StatusCode::NOT_FOUND,
+        "no such endpoint (POST /v1/schedule, /v1/lower-bound, /v1/validate; GET /healthz, /metrics)",
+    )
 }
 
 async fn job(st: Arc<AppState>, q: Params, body: Body, endpoint: Endpoint) -> Response {
@@ -81,8 +84,11 @@ async fn job(st: Arc<AppState>, q: Params, body: Body, endpoint: Endpoint) -> Re
         Ok(Err(_panicked)) => error(StatusCode::INTERNAL_SERVER_ERROR, "internal error: the worker failed"),
         Ok(Ok(Err(e))) => {
             let msg = e.to_string();
-            let status =
-                if msg.starts_with("internal error") { StatusCode::INTERNAL_SERVER_ERROR } else { StatusCode::BAD_REQUEST };
+            let status = if msg.starts_with("internal error") {
+                StatusCode::INTERNAL_SERVER_ERROR
+            } else {
+                StatusCode::BAD_REQUEST
+            };
             error(status, &msg)
         }
         Ok(Ok(Ok(json))) => ([(header::CONTENT_TYPE, "application/json")], json).into_response(),
@@ -96,8 +102,9 @@ fn answer(body: &[u8], query: Options, endpoint: Endpoint) -> Result<Vec<u8>> {
         Endpoint::Schedule => {
             let which = job.options.scheduler()?;
             let cfg = OfflineConfig::default();
-            let s = work::schedule(&job.dag, &job.cluster, which, &cfg, job.options.seed(), job.options.no_timing())?;
-            Ok(s.report.to_json())
+            let (seed, no_timing) = (job.options.seed(), job.options.no_timing());
+            let s = work::schedule(&job.dag, &job.cluster, &job.net, job.network_file, which, &cfg, seed, no_timing)?;
+            Ok(s.json)
         }
         Endpoint::LowerBound => Ok(work::pretty(&work::lower_bound_json(&job.dag, &job.cluster))),
         Endpoint::Validate => {
@@ -120,4 +127,3 @@ fn error(status: StatusCode, message: &str) -> Response {
     let body = work::pretty(&serde_json::json!({ "error": message }));
     (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
-

@@ -1,7 +1,9 @@
 //! Request counts by route and status, latencies, and the work in flight, in Prometheus' text
 //! format for `GET /metrics`.
 
-use prometheus::{Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry, TextEncoder};
+use prometheus::{
+    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry, TextEncoder,
+};
 
 pub struct Metrics {
     registry: Registry,
@@ -28,8 +30,8 @@ impl Metrics {
             &["route"],
         )
         .expect("valid metric");
-        let running = IntGauge::new("graphene_jobs_running", "Scheduling jobs running on the worker pool")
-            .expect("valid metric");
+        let running =
+            IntGauge::new("graphene_jobs_running", "Scheduling jobs running on the worker pool").expect("valid metric");
         let timeouts = IntCounter::new("graphene_jobs_timed_out_total", "Requests answered 503 after --timeout")
             .expect("valid metric");
         let registry = Registry::new();
@@ -71,7 +73,10 @@ mod tests {
         let text = m.render();
         assert!(text.contains("graphene_http_requests_total{route=\"/v1/schedule\",status=\"200\"} 2"), "{text}");
         assert!(text.contains("graphene_http_requests_total{route=\"/v1/schedule\",status=\"400\"} 1"), "{text}");
-        assert!(text.contains("graphene_http_request_duration_seconds_bucket{route=\"/v1/schedule\",le=\"0.005\"} 2"), "{text}");
+        assert!(
+            text.contains("graphene_http_request_duration_seconds_bucket{route=\"/v1/schedule\",le=\"0.005\"} 2"),
+            "{text}"
+        );
         assert!(text.contains("graphene_http_request_duration_seconds_count{route=\"/v1/schedule\"} 3"), "{text}");
         assert!(text.contains("# TYPE graphene_http_request_duration_seconds histogram"), "{text}");
     }

@@ -14,7 +14,7 @@ use serde_json::value::RawValue;
 
 use crate::error::{Error, Result};
 use crate::formats::{self, schedule_file, Format, LoadOptions};
-use crate::model::{Cluster, ClusterSpec, Dag};
+use crate::model::{Cluster, ClusterSpec, Dag, Network};
 use crate::validate::Entry;
 use crate::Scheduler;
 
@@ -60,7 +60,12 @@ impl Options {
         let format = match &self.format {
             None => None,
             Some(f) => Some(Format::from_str(f, false).map_err(|_| {
-                Error::Usage(format!("invalid value '{f}' for format (known: native, wfcommons, tpch)"))
+                let known: Vec<String> = Format::value_variants()
+                    .iter()
+                    .filter_map(|v| v.to_possible_value())
+                    .map(|p| p.get_name().to_string())
+                    .collect();
+                Error::Usage(format!("invalid value '{f}' for format (known: {})", known.join(", ")))
             })?),
         };
         Ok(LoadOptions {
@@ -75,7 +80,7 @@ impl Options {
     pub fn scheduler(&self) -> Result<Scheduler> {
         let name = self.scheduler.as_deref().unwrap_or("graphene");
         Scheduler::parse(name).ok_or_else(|| {
-            Error::Usage(format!("unknown scheduler '{name}' (known: {})", Scheduler::names().join(", ")))
+            Error::Usage(format!("unknown scheduler '{name}' (known: {})", Scheduler::known_names().join(", ")))
         })
     }
 
@@ -92,6 +97,10 @@ impl Options {
 pub struct Job {
     pub dag: Dag,
     pub cluster: Cluster,
+    /// Machine speeds and bandwidth (trivial unless the cluster or DAG file gives them).
+    pub net: Network,
+    /// The DAG came as a task-graph/network file (planned on the network by every scheduler).
+    pub network_file: bool,
     pub options: Options,
     pub schedule: Option<Vec<Entry>>,
 }
@@ -107,8 +116,7 @@ pub enum Endpoint {
 
 pub fn parse(body: &[u8], query: Options, endpoint: Endpoint) -> Result<Job> {
     let want_schedule = endpoint == Endpoint::Validate;
-    let text = std::str::from_utf8(body)
-        .map_err(|_| Error::field(BODY, "stream did not contain valid UTF-8"))?;
+    let text = std::str::from_utf8(body).map_err(|_| Error::field(BODY, "stream did not contain valid UTF-8"))?;
     let envelope: Option<HashMap<String, &RawValue>> =
         serde_json::from_str(text).ok().filter(|m: &HashMap<String, &RawValue>| m.contains_key("dag"));
     let (dag_text, cluster_text, schedule_text, options) = match envelope {
@@ -142,13 +150,33 @@ pub fn parse(body: &[u8], query: Options, endpoint: Endpoint) -> Result<Job> {
     let schedule = match (want_schedule, schedule_text) {
         (false, _) => None,
         (true, None) => return Err(Error::field(BODY, "missing \"schedule\"")),
-        (true, Some(s)) => {
-            Some(schedule_file::parse(s).map_err(|e| e.in_file(Path::new(SCHEDULE_FILE)))?.tasks)
-        }
+        (true, Some(s)) => Some(schedule_file::parse(s).map_err(|e| e.in_file(Path::new(SCHEDULE_FILE)))?.tasks),
     };
-    let spec = cluster_spec(cluster_text, &options)?;
+    let in_dag = |e: Error| e.in_file(Path::new(DAG_FILE));
+    let network_file = match load.format {
+        Some(f) => f == Format::Hetero,
+        None => formats::detect(dag_text).map_err(in_dag)? == Format::Hetero,
+    };
+    let spec = if endpoint == Endpoint::Schedule && network_file && options_leave_cluster(cluster_text, &options) {
+        // As build-schedule: a task-graph/network file brings its own machines.
+        let (_, mut spec) = formats::hetero::parse(dag_text, "dag").map_err(in_dag)?;
+        if options.no_overbook.unwrap_or(false) {
+            spec.overbook.clear();
+        }
+        spec
+    } else {
+        cluster_spec(cluster_text, &options)?
+    };
+    let net = spec.network();
+    if endpoint == Endpoint::Schedule {
+        crate::serve::work::check_network(options.scheduler()?, &net, &dag)?;
+    }
     let cluster = resolve(&spec, &dag, cluster_text.is_some())?;
-    Ok(Job { dag, cluster, options, schedule })
+    Ok(Job { dag, cluster, net, network_file, options, schedule })
+}
+
+fn options_leave_cluster(cluster_text: Option<&str>, o: &Options) -> bool {
+    cluster_text.is_none() && o.machines.is_none() && o.capacity.is_none()
 }
 
 /// As `formats::load_dag` reads `dag.json`.
@@ -186,7 +214,8 @@ fn cluster_spec(text: Option<&str>, o: &Options) -> Result<ClusterSpec> {
 }
 
 fn resolve(spec: &ClusterSpec, dag: &Dag, from_file: bool) -> Result<Cluster> {
-    let cluster = spec.resolve(&dag.resources).map_err(|e| if from_file { e.in_file(Path::new(CLUSTER_FILE)) } else { e })?;
+    let cluster =
+        spec.resolve(&dag.resources).map_err(|e| if from_file { e.in_file(Path::new(CLUSTER_FILE)) } else { e })?;
     cluster.check_fits(dag).map_err(|e| e.in_file(Path::new(DAG_FILE)))?;
     Ok(cluster)
 }

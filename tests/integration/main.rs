@@ -10,6 +10,7 @@
 //! * `regression`: exact makespans on hand-computed cases.
 //! * `cli`: the commands' happy paths, output contract and determinism.
 //! * `bad_input`: every class of bad input through the CLI.
+//! * `export`, `serve`: precedence-order exports round-trip; the HTTP service answers as the CLI.
 //! * `plot`: the SVG charts parse and hold the lanes, bars, lines and labels their inputs call for.
 
 mod util;
@@ -19,6 +20,7 @@ mod oracle;
 
 mod bad_input;
 mod cli;
+mod export;
 mod hetero;
 mod motivating;
 mod online_baselines;
@@ -26,4 +28,5 @@ mod plot;
 mod properties;
 mod regression;
 mod replay;
+mod serve;
 mod trace;

@@ -1,0 +1,334 @@
+//! `graphene serve` on a loopback port: every answer compared byte for byte with the CLI's for
+//! the same inputs (the CLI runs in a directory holding `dag.json`, `cluster.json` and
+//! `schedule.json`, the names the service gives the parts of a request), the limits (413, 503),
+//! the metrics, and a clean exit on SIGTERM.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::Value;
+
+use crate::util::{repo, tempdir, write, Run, BIN};
+
+struct Server {
+    child: Option<Child>,
+    base: String,
+}
+
+impl Server {
+    fn start(extra: &[&str]) -> Server {
+        let mut child = Command::new(BIN)
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the graphene binary starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).expect("the server prints its address");
+        let base = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no address in {line:?}"))
+            .to_string();
+        assert!(base.starts_with("http://127.0.0.1:"), "{base}");
+        Server { child: Some(child), base }
+    }
+
+    /// SIGTERM, then the exit code and standard error.
+    fn stop(mut self) -> (Option<i32>, String) {
+        let child = self.child.take().unwrap();
+        let ok = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success();
+        assert!(ok, "kill -TERM failed");
+        let out = child.wait_with_output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+
+    fn post(&self, path: &str, body: &[u8]) -> (u16, String) {
+        answer(ureq::post(&format!("{}{path}", self.base)).send_bytes(body))
+    }
+
+    fn get(&self, path: &str) -> (u16, String) {
+        answer(ureq::get(&format!("{}{path}", self.base)).call())
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn answer(r: Result<ureq::Response, ureq::Error>) -> (u16, String) {
+    match r {
+        Ok(resp) => (resp.status(), resp.into_string().unwrap()),
+        Err(ureq::Error::Status(code, resp)) => (code, resp.into_string().unwrap()),
+        Err(e) => panic!("request failed: {e}"),
+    }
+}
+
+/// The CLI run in `dir`, so that it names the files as the service does.
+fn cli_in(dir: &Path, args: &[&str]) -> Run {
+    let out = Command::new(BIN).args(args).current_dir(dir).stdin(Stdio::null()).output().unwrap();
+    Run { code: out.status.code(), stdout: out.stdout, stderr: String::from_utf8_lossy(&out.stderr).into_owned() }
+}
+
+fn read(rel: &str) -> String {
+    std::fs::read_to_string(repo(rel)).unwrap()
+}
+
+/// `{"error": m}` -> m.
+fn error_of(body: &str) -> String {
+    let v: Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"));
+    v["error"].as_str().unwrap_or_else(|| panic!("no error in {body}")).to_string()
+}
+
+#[test]
+fn answers_match_the_cli_byte_for_byte() {
+    let srv = Server::start(&["--workers", "2"]);
+    let dir = tempdir();
+    let example = read("traces/example.json");
+    write(dir.path(), "dag.json", &example);
+
+    // A bare DAG, options in the query string.
+    let cli = cli_in(dir.path(), &["build-schedule", "dag.json", "--no-timing", "-q"]).ok();
+    let (code, body) = srv.post("/v1/schedule?no_timing=true", example.as_bytes());
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(body.as_bytes(), &cli.stdout[..]);
+
+    // An envelope with a cluster file, a baseline and a seed.
+    let mot = read("traces/motivating.json");
+    let mot_cluster = read("traces/motivating-cluster.json");
+    let d = tempdir();
+    write(d.path(), "dag.json", &mot);
+    write(d.path(), "cluster.json", &mot_cluster);
+    for (scheduler, seed) in [("graphene", "0"), ("tetris", "0"), ("random", "7")] {
+        let cli = cli_in(
+            d.path(),
+            &[
+                "build-schedule",
+                "dag.json",
+                "--cluster",
+                "cluster.json",
+                "--scheduler",
+                scheduler,
+                "--seed",
+                seed,
+                "--no-timing",
+                "-q",
+            ],
+        )
+        .ok();
+        let env = format!(
+            r#"{{"dag": {mot}, "cluster": {mot_cluster}, "scheduler": "{scheduler}", "seed": {seed}, "no_timing": true}}"#
+        );
+        let (code, body) = srv.post("/v1/schedule", env.as_bytes());
+        assert_eq!(code, 200, "{body}");
+        assert_eq!(body.as_bytes(), &cli.stdout[..], "{scheduler}");
+    }
+
+    // Machines and capacity as options.
+    let cli = cli_in(
+        dir.path(),
+        &[
+            "build-schedule",
+            "dag.json",
+            "--machines",
+            "3",
+            "--capacity",
+            "cpu=8,mem=32,disk=100,net=500",
+            "--no-timing",
+            "-q",
+        ],
+    )
+    .ok();
+    let (code, body) = srv.post(
+        "/v1/schedule?no_timing=true&machines=3&capacity=cpu%3D8,mem%3D32,disk%3D100,net%3D500",
+        example.as_bytes(),
+    );
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(body.as_bytes(), &cli.stdout[..]);
+
+    // Lower bounds.
+    let cli = cli_in(dir.path(), &["lower-bound", "dag.json", "--json"]).ok();
+    let (code, body) = srv.post("/v1/lower-bound", example.as_bytes());
+    assert_eq!((code, body.as_bytes()), (200, &cli.stdout[..]));
+
+    // Validation: the schedule the service wrote is valid, with the CLI's summary line.
+    let schedule = cli_in(dir.path(), &["build-schedule", "dag.json", "--no-timing", "-q"]).ok().stdout_str();
+    write(dir.path(), "schedule.json", &schedule);
+    let cli = cli_in(dir.path(), &["validate", "dag.json", "schedule.json"]).ok();
+    let (code, body) = srv.post("/v1/validate", format!(r#"{{"dag": {example}, "schedule": {schedule}}}"#).as_bytes());
+    assert_eq!(code, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["valid"], true);
+    assert_eq!(format!("{}\n", v["summary"].as_str().unwrap()), cli.stdout_str());
+
+    // A tampered schedule: the same violations, in the same order, as the CLI's report.
+    let mut s: Value = serde_json::from_str(&schedule).unwrap();
+    s["tasks"][41]["start"] = Value::from(0.0);
+    s["tasks"][3]["machine"] = Value::from(99);
+    let tampered = s.to_string();
+    write(dir.path(), "schedule.json", &tampered);
+    let cli = cli_in(dir.path(), &["validate", "dag.json", "schedule.json"]);
+    assert_eq!(cli.code, Some(1));
+    let (code, body) = srv.post("/v1/validate", format!(r#"{{"dag": {example}, "schedule": {tampered}}}"#).as_bytes());
+    assert_eq!(code, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["valid"], false);
+    let mut lines = vec![v["summary"].as_str().unwrap().to_string()];
+    lines.extend(v["violations"].as_array().unwrap().iter().map(|x| format!("  {}", x.as_str().unwrap())));
+    assert!(lines.len() >= 3, "{lines:?}");
+    assert_eq!(lines.join("\n") + "\n", cli.stderr);
+    let (code, _) = srv.post("/v1/validate", example.as_bytes());
+    assert_eq!(code, 400);
+
+    let (code, body) = srv.get("/healthz");
+    assert_eq!((code, body.as_str()), (200, "ok\n"));
+    let (code, body) = srv.get("/v2/nothing");
+    assert_eq!(code, 404, "{body}");
+
+    let (code, stderr) = srv.stop();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("graphene serve: shut down"), "{stderr}");
+}
+
+#[test]
+fn bad_bodies_get_400_with_the_cli_message() {
+    let srv = Server::start(&[]);
+    let dir = tempdir();
+    let example = read("traces/example.json");
+    let cluster = read("traces/motivating-cluster.json");
+    // (DAG text, cluster text or "", query string, extra CLI flags)
+    let cases: Vec<(String, &str, &str, Vec<&str>)> = vec![
+        ("{\"stages\": [".into(), "", "", vec![]),
+        ("not json at all".into(), "", "", vec![]),
+        (r#"{"stages": [{"id": "a", "tasks": 1, "duration": -1}]}"#.into(), "", "", vec![]),
+        (
+            r#"{"resources": ["cpu"], "stages": [{"id": "a", "tasks": 1, "duration": 1, "parents": ["b"]},
+             {"id": "b", "tasks": 1, "duration": 1, "parents": ["a"]}]}"#
+                .into(),
+            "",
+            "",
+            vec![],
+        ),
+        (
+            r#"{"resources": ["cpu"], "stages": [{"id": "a", "tasks": 1, "duration": 1, "demands": {"cpu": 99}}]}"#
+                .into(),
+            "",
+            "",
+            vec![],
+        ),
+        (example.clone(), "", "?scheduler=fastest", vec!["--scheduler", "fastest"]),
+        (example.clone(), "", "?machines=0", vec!["--machines", "0"]),
+        (example.clone(), "", "?capacity=cpu%3Dlots", vec!["--capacity", "cpu=lots"]),
+        (example.clone(), "{\"machines\": [{\"count\": 1, \"capacity\": {\"cpu\": -4}}]}", "", vec![]),
+        (example.clone(), &cluster, "", vec![]),
+        (example.clone(), "", "?demands=heavy", vec!["--demands", "heavy"]),
+    ];
+    for (i, (dag, cl, query, flags)) in cases.iter().enumerate() {
+        let d = tempdir();
+        write(d.path(), "dag.json", dag);
+        let mut args = vec!["build-schedule", "dag.json", "-q", "--no-timing"];
+        let body = if cl.is_empty() {
+            dag.clone()
+        } else {
+            write(d.path(), "cluster.json", cl);
+            args.extend(["--cluster", "cluster.json"]);
+            format!(r#"{{"dag": {dag}, "cluster": {cl}}}"#)
+        };
+        args.extend(flags);
+        let cli = cli_in(d.path(), &args);
+        assert_eq!(cli.code, Some(1), "case {i}: the CLI should fail: {}", cli.stdout_str());
+        let (code, resp) = srv.post(&format!("/v1/schedule{query}"), body.as_bytes());
+        assert_eq!(code, 400, "case {i}: {resp}");
+        assert_eq!(format!("error: {}\n", error_of(&resp)), cli.stderr, "case {i}");
+    }
+    let _ = dir;
+
+    // Envelope problems the CLI cannot have: named as the request body.
+    let (code, resp) = srv.post("/v1/schedule", format!(r#"{{"dag": {example}, "sheduler": "cp"}}"#).as_bytes());
+    assert_eq!(code, 400);
+    assert!(error_of(&resp).starts_with("request body: unknown field `sheduler`"), "{resp}");
+    let (code, resp) = srv.post("/v1/schedule?colour=red", example.as_bytes());
+    assert_eq!(code, 400);
+    assert!(error_of(&resp).contains("unknown field `colour`"), "{resp}");
+    let (code, resp) = srv.post("/v1/schedule", &[0xff, 0xfe, 0x00]);
+    assert_eq!(code, 400);
+    assert_eq!(error_of(&resp), "request body: stream did not contain valid UTF-8");
+
+    // The metrics counted every one of them by route and status.
+    let (code, text) = srv.get("/metrics");
+    assert_eq!(code, 200);
+    let n = cases.len() + 3;
+    assert!(
+        text.contains(&format!("graphene_http_requests_total{{route=\"/v1/schedule\",status=\"400\"}} {n}")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("graphene_http_request_duration_seconds_count{{route=\"/v1/schedule\"}} {n}")),
+        "{text}"
+    );
+    assert!(!text.contains("status=\"200\""), "{text}");
+}
+
+/// A DAG big enough that scheduling it takes far longer than a millisecond (a chain of 40
+/// all-to-all stages of 50 tasks).
+fn big_dag() -> String {
+    let stages: Vec<String> = (0..40)
+        .map(|i| {
+            let parents = if i == 0 { String::new() } else { format!(r#", "parents": ["s{}"]"#, i - 1) };
+            format!(
+                r#"{{"id": "s{i}", "tasks": 50, "duration": {}, "demands": {{"cpu": {}, "mem": 3}}{parents}}}"#,
+                1 + i % 7,
+                1 + i % 5
+            )
+        })
+        .collect();
+    format!(r#"{{"name": "big", "resources": ["cpu", "mem"], "stages": [{}]}}"#, stages.join(", "))
+}
+
+#[test]
+fn limits_answer_413_and_503_without_blocking_other_requests() {
+    let srv = Server::start(&["--max-body", "64KiB", "--timeout", "1ms", "--workers", "1"]);
+    let big = big_dag();
+    assert!(big.len() < 64 * 1024);
+    let (code, resp) = srv.post("/v1/schedule", &vec![b' '; 65 * 1024]);
+    assert_eq!(code, 413, "{resp}");
+    assert_eq!(error_of(&resp), "request body is larger than 65536 bytes (--max-body)");
+
+    let (code, resp) = srv.post("/v1/schedule", big.as_bytes());
+    assert_eq!(code, 503, "{resp}");
+    assert_eq!(error_of(&resp), "not finished within 1ms (--timeout)");
+    // The only worker may still be computing that schedule; the async side still answers.
+    let (code, body) = srv.get("/healthz");
+    assert_eq!((code, body.as_str()), (200, "ok\n"));
+    let (code, text) = srv.get("/metrics");
+    assert_eq!(code, 200);
+    assert!(text.contains("graphene_jobs_timed_out_total 1"), "{text}");
+    assert!(text.contains("graphene_http_requests_total{route=\"/v1/schedule\",status=\"413\"} 1"), "{text}");
+    assert!(text.contains("graphene_http_requests_total{route=\"/v1/schedule\",status=\"503\"} 1"), "{text}");
+    let (code, stderr) = srv.stop();
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[test]
+fn bad_flags_are_refused() {
+    for (flags, want) in [
+        (vec!["--max-body", "lots"], "--max-body 'lots'"),
+        (vec!["--timeout", "0s"], "--timeout must be longer than 0"),
+        (vec!["--workers", "0"], "--workers must be at least 1"),
+        (vec!["--addr", "nowhere"], "--addr 'nowhere'"),
+    ] {
+        let mut args = vec!["serve"];
+        args.extend(&flags);
+        let r = crate::util::run(&args);
+        assert_eq!(r.code, Some(1), "{flags:?}");
+        assert!(r.stderr.contains(want), "{flags:?}: {}", r.stderr);
+    }
+}
