@@ -12,6 +12,7 @@
 //! duplication, merging, insertion) rest on details that neither LACHESIS nor our notes give,
 //! and a guessed version would be a different algorithm under the same name.
 
+pub mod batch;
 pub mod cpop;
 pub mod deft;
 pub mod heft;
