@@ -197,16 +197,26 @@ pub fn cdf(series: &[(String, Vec<f64>)], c: &CdfChart) -> Result<String> {
                 RGBColor(120, 120, 120).stroke_width(1),
             ))
             .map_err(draw_err)?;
-        let mut legend = Vec::new();
-        for (i, (name, values)) in series.iter().enumerate() {
-            if values.is_empty() {
-                legend.push((format!("{name} (no values)"), Mark::Line(color(i))));
-                continue;
+        // Drawn last to first so that the first series (the scheduler under study) is on top.
+        for (i, (_, values)) in series.iter().enumerate().rev() {
+            if !values.is_empty() {
+                chart.draw_series(LineSeries::new(cdf_points(values), color(i).stroke_width(2))).map_err(draw_err)?;
             }
-            chart.draw_series(LineSeries::new(cdf_points(values), color(i).stroke_width(2))).map_err(draw_err)?;
-            let median = quantile(values, 0.5);
-            legend.push((format!("{name}: median {median:.2}{}, n={}", c.unit, values.len()), Mark::Line(color(i))));
         }
+        let legend = series
+            .iter()
+            .enumerate()
+            .map(|(i, (name, values))| {
+                let text = if values.is_empty() {
+                    format!("{name} (no values)")
+                } else {
+                    let median = quantile(values, 0.5);
+                    let digits = if c.unit == "%" { 1 } else { 3 };
+                    format!("{name}: median {median:.digits$}{}, n={}", c.unit, values.len())
+                };
+                (text, Mark::Line(color(i)))
+            })
+            .collect();
         Ok(Legend { title: "series".into(), entries: legend })
     })
 }

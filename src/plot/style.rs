@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 
 pub const WIDTH: u32 = 1200;
 pub const HEIGHT: u32 = 720;
-const LEGEND_WIDTH: u32 = 240;
+const LEGEND_WIDTH: u32 = 280;
 const NOTE_HEIGHT: u32 = 28;
 pub const FONT: &str = "sans-serif";
 /// Grid lines: faint enough that bars and series stay in front.
