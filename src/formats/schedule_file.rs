@@ -18,6 +18,9 @@ pub struct ScheduleFile {
     pub tasks: Vec<Entry>,
     #[serde(default)]
     pub order: Vec<String>,
+    /// Duplicated runs of tasks (schedules made with task duplication, e.g. DEFT).
+    #[serde(default)]
+    pub copies: Vec<Entry>,
 }
 
 pub fn parse(text: &str) -> Result<ScheduleFile> {

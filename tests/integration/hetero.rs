@@ -155,3 +155,59 @@ fn graphene_on_a_uniform_network_is_the_homogeneous_constructor() {
     let key = |s: &Schedule| s.placements.iter().map(|p| (p.task, p.machine, p.start, p.end)).collect::<Vec<_>>();
     assert_eq!(key(&plain), key(&on));
 }
+
+fn ref_file(name: &str) -> String {
+    reference_dir().join(format!("{name}.json")).display().to_string()
+}
+
+#[test]
+fn build_schedule_reads_the_network_file_and_reports_duplicates_speedup_and_slr() {
+    use crate::util::run;
+    let out = run(&["build-schedule", &ref_file("h10-s1"), "--scheduler", "heft", "-q"]).ok().json();
+    assert_eq!(out["machines"], 3);
+    let ms = out["makespan"].as_f64().unwrap();
+    assert!((ms - 17.360704).abs() < 1e-6 * 17.36, "{ms}");
+    assert_eq!(out["copies"].as_array().map(Vec::len), Some(0));
+    assert!(out["speedup"].as_f64().unwrap() > 1.0 && out["slr"].as_f64().unwrap() >= 1.0);
+
+    let dir = crate::util::tempdir();
+    let fork = crate::util::write(dir.path(), "fork.json", FORK);
+    let out = run(&["build-schedule", fork.to_str().unwrap(), "--scheduler", "rankup-deft", "-q"]).ok().json();
+    assert_eq!(out["makespan"], 5.0);
+    let copies = out["copies"].as_array().expect("copies");
+    assert_eq!(copies.len(), 1);
+    assert_eq!(copies[0]["id"], "a[0]");
+}
+
+#[test]
+fn network_unaware_schedulers_are_refused_on_heterogeneous_clusters() {
+    use crate::util::run;
+    let r = run(&["build-schedule", &ref_file("h10-s1"), "--scheduler", "tetris"]);
+    assert_ne!(r.code, Some(0));
+    assert!(r.stderr.contains("tetris plans at speed 1 without transfers"), "{}", r.stderr);
+    let r = run(&["compare", &ref_file("h10-s1"), "--schedulers", "heft,cp"]);
+    assert_ne!(r.code, Some(0));
+    assert!(r.stderr.contains("cp plans at speed 1"), "{}", r.stderr);
+    let example = crate::util::repo("traces/example.json").display().to_string();
+    let r = run(&["build-schedule", &example, "--scheduler", "heft", "--machines", "2", "--speeds", "1,2,3"]);
+    assert_ne!(r.code, Some(0));
+    assert!(r.stderr.contains("--speeds gives 3 speeds for 2 machines"), "{}", r.stderr);
+}
+
+#[test]
+fn compare_on_reference_files_prints_speedup_and_slr_for_graphene_and_the_list_schedulers() {
+    use crate::util::run;
+    let out = run(&["compare", &ref_file("h20-s2"), "--json"]).ok().json();
+    let rows = out["rows"].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["scheduler"].as_str().unwrap()).collect();
+    assert_eq!(names, ["graphene", "heft", "cpop", "fifo-deft", "sjf-deft", "hrrn-deft", "rankup-deft"]);
+    let heft = rows.iter().find(|r| r["scheduler"] == "heft").unwrap();
+    assert!((heft["makespan"].as_f64().unwrap() - 27.319929).abs() < 1e-6 * 27.32);
+    for r in rows {
+        let (ms, sp, slr) =
+            (r["makespan"].as_f64().unwrap(), r["speedup"].as_f64().unwrap(), r["slr"].as_f64().unwrap());
+        // speedup x makespan and SLR / makespan are properties of the DAG and machines alone.
+        assert!((sp * ms - heft["speedup"].as_f64().unwrap() * 27.319929).abs() < 1e-3, "{r}");
+        assert!((slr / ms - heft["slr"].as_f64().unwrap() / 27.319929).abs() < 1e-6, "{r}");
+    }
+}
