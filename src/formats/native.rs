@@ -5,11 +5,13 @@
 //!   "stages": [
 //!     {"id": "scan", "tasks": 40, "duration": 12.0, "demands": {"cpu": 1, "mem": 4}},
 //!     {"id": "fix", "tasks": [{"duration": 5.0, "demands": {"cpu": 1}}],
-//!      "parents": ["scan", {"stage": "scan", "kind": "one-to-one"}]} ] }
+//!      "parents": ["scan", {"stage": "scan", "kind": "one-to-one", "data": 2.5}]} ] }
 //! ```
 //! A stage has a task count with one duration and demand vector for all its tasks, or a list of
 //! tasks (each may omit what the stage gives). A bare parent name is an all-to-all edge. Missing
-//! demands are 0; `resources` defaults to cpu, mem, disk, net.
+//! demands are 0; `resources` defaults to cpu, mem, disk, net. An edge's `data` (default 0) is
+//! what each parent task sends each child task it feeds; it costs time only between machines
+//! (data / the cluster's bandwidth).
 
 use std::collections::BTreeMap;
 
@@ -72,6 +74,8 @@ pub enum ParentField {
         stage: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         kind: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        data: Option<f64>,
     },
 }
 
@@ -153,13 +157,23 @@ pub fn from_file(file: DagFile, default_name: &str) -> Result<Dag> {
         if tasks.is_empty() {
             return Err(Error::field(format!("{at}.tasks"), "a stage needs at least one task"));
         }
+        let mut data = Vec::new();
         let parents = s
             .parents
             .into_iter()
             .enumerate()
             .map(|(pi, p)| match p {
                 ParentField::Name(n) => Ok((n, EdgeKind::AllToAll)),
-                ParentField::Edge { stage, kind } => {
+                ParentField::Edge { stage, kind, data: d } => {
+                    if let Some(d) = d {
+                        if !(d.is_finite() && d >= 0.0) {
+                            return Err(Error::field(
+                                format!("{at}.parents[{pi}].data"),
+                                format!("{d} is not a finite number >= 0"),
+                            ));
+                        }
+                        data.push((stage.clone(), d));
+                    }
                     let kind = match kind.as_deref() {
                         None | Some("all-to-all") => EdgeKind::AllToAll,
                         Some("one-to-one") => EdgeKind::OneToOne,
@@ -174,6 +188,9 @@ pub fn from_file(file: DagFile, default_name: &str) -> Result<Dag> {
                 }
             })
             .collect::<Result<Vec<_>>>()?;
+        for (p, d) in data {
+            b.edge_data(p, s.id.clone(), d);
+        }
         b.stage(StageSpec { name: s.id, group: s.group, tasks, parents });
     }
     b.build()
@@ -187,7 +204,9 @@ pub fn to_file(dag: &Dag) -> DagFile {
     let stages = dag
         .stages
         .iter()
-        .map(|s| {
+        .enumerate()
+        .map(|(s_id, s)| {
+            let s_id = s_id as u32;
             let tasks: Vec<_> = s.tasks().map(|t| &dag.tasks[t as usize]).collect();
             let alike = tasks.iter().all(|t| t.duration == tasks[0].duration && t.demand == tasks[0].demand);
             let (tasks_field, duration, demands) = if alike {
@@ -210,9 +229,14 @@ pub fn to_file(dag: &Dag) -> DagFile {
                     .iter()
                     .map(|e| {
                         let name = dag.stages[e.stage as usize].name.clone();
-                        match e.kind {
-                            EdgeKind::AllToAll => ParentField::Name(name),
-                            EdgeKind::OneToOne => ParentField::Edge { stage: name, kind: Some("one-to-one".into()) },
+                        let d = dag.edge_data(e.stage, s_id);
+                        let data = (d > 0.0).then_some(d);
+                        match (e.kind, data) {
+                            (EdgeKind::AllToAll, None) => ParentField::Name(name),
+                            (EdgeKind::AllToAll, _) => ParentField::Edge { stage: name, kind: None, data },
+                            (EdgeKind::OneToOne, _) => {
+                                ParentField::Edge { stage: name, kind: Some("one-to-one".into()), data }
+                            }
                         }
                     })
                     .collect(),

@@ -211,3 +211,23 @@ fn compare_on_reference_files_prints_speedup_and_slr_for_graphene_and_the_list_s
         assert!((slr / ms - heft["slr"].as_f64().unwrap() / 27.319929).abs() < 1e-6, "{r}");
     }
 }
+
+#[test]
+fn native_dag_files_carry_edge_data_and_keep_it_when_written_back() {
+    let text = r#"{"stages": [{"id": "a", "tasks": 2, "duration": 1},
+        {"id": "b", "tasks": 2, "duration": 1, "parents": [{"stage": "a", "kind": "one-to-one", "data": 2.5}]},
+        {"id": "c", "tasks": 1, "duration": 1, "parents": ["a", {"stage": "b", "data": 4}]}]}"#;
+    let dag = graphene::formats::native::parse(text, "d").unwrap();
+    let id = |n: &str| dag.stage_by_name(n).unwrap();
+    assert_eq!(
+        (dag.edge_data(id("a"), id("b")), dag.edge_data(id("a"), id("c")), dag.edge_data(id("b"), id("c"))),
+        (2.5, 0.0, 4.0)
+    );
+    let back = serde_json::to_string(&graphene::formats::native::to_file(&dag)).unwrap();
+    let again = graphene::formats::native::parse(&back, "d").unwrap();
+    assert_eq!(again.edge_data(id("a"), id("b")), 2.5);
+    assert_eq!(again.edge_data(id("b"), id("c")), 4.0);
+    let bad = text.replace("2.5", "-1");
+    let e = graphene::formats::native::parse(&bad, "d").unwrap_err().to_string();
+    assert!(e.contains("parents[0].data"), "{e}");
+}
