@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use graphene::fairness::FairnessMode;
 use graphene::metrics;
 use graphene::model::{ClusterSpec, Workload};
-use graphene::online::{self, Eta, GrapheneOnline, OnlineSettings};
+use graphene::online::{self, Charge, Eta, GrapheneOnline, OnlineSettings};
 use graphene::output::write_atomic;
 use graphene::sim::{self, SimConfig};
 use graphene::trace::{self, TraceFormat, TraceOptions};
@@ -45,6 +45,10 @@ pub struct Common {
     /// graphene: fairness unit for the deficit counters.
     #[arg(long, value_enum, default_value = "drf")]
     pub fairness: Fairness,
+    /// graphene: what a launch charges the deficit counters: `time` (unit x estimated duration /
+    /// 60 s, so kappa bounds resource-time) or `task` (the unit alone, per launch, as the paper).
+    #[arg(long, value_enum, default_value = "time")]
+    pub charge: ChargeArg,
     /// Queue shares, e.g. q0=0.5,q1=0.5 [default: equal shares of the trace's queues].
     #[arg(long, value_name = "Q=SHARE,...")]
     pub queues: Option<String>,
@@ -75,6 +79,12 @@ pub struct Args {
     /// Directory for jobs.csv, schedule.csv and summary.json.
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum ChargeArg {
+    Time,
+    Task,
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -150,6 +160,10 @@ fn graphene_config(a: &Common, shares: &[f64]) -> Result<GrapheneOnline> {
         }
         cfg.overbook = x;
     }
+    cfg.charge = match a.charge {
+        ChargeArg::Time => Charge::Time,
+        ChargeArg::Task => Charge::Task,
+    };
     cfg.fairness = match a.fairness {
         Fairness::Slot => FairnessMode::Slot,
         Fairness::Drf => FairnessMode::Drf,

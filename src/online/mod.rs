@@ -15,7 +15,7 @@ mod tetris;
 
 pub use capacity::CapacityScheduler;
 pub use fifo::Fifo;
-pub use graphene::{Eta, Graphene, GrapheneOnline};
+pub use graphene::{Charge, Eta, Graphene, GrapheneOnline, CHARGE_WINDOW_S};
 pub use priority_cache::PriorityCache;
 
 use crate::model::{ResVec, TaskId};

@@ -185,7 +185,7 @@ fn realized_schedules_pass_the_replay_checker_and_tampering_is_caught() {
 #[test]
 fn deficits_stay_within_kappa_c_in_the_simulator() {
     use graphene::model::ClusterSpec;
-    use graphene::online::{Graphene, GrapheneOnline};
+    use graphene::online::{Charge, Graphene, GrapheneOnline, CHARGE_WINDOW_S};
     use graphene::sim::{run, SimConfig};
     use graphene::trace::{load, TraceOptions};
 
@@ -195,25 +195,40 @@ fn deficits_stay_within_kappa_c_in_the_simulator() {
         let cluster =
             ClusterSpec::uniform(2, ClusterSpec::default_capacity()).resolve(&w.jobs[0].dag.resources).unwrap();
         let total = cluster.total_capacity();
-        // F: the largest dominant share of one task (DRF factors, C = 1).
-        let f = w
-            .jobs
-            .iter()
-            .flat_map(|j| j.dag.tasks.iter())
-            .map(|t| {
-                (0..total.0.len()).filter(|&r| total.0[r] > 0.0).map(|r| t.demand.0[r] / total.0[r]).fold(0.0, f64::max)
-            })
-            .fold(0.0, f64::max);
-        let mut closest: f64 = 0.0;
-        for kappa in [f, 0.2, 0.4] {
-            let cfg = GrapheneOnline { kappa: Some(kappa), shares: vec![1.0; queues], ..GrapheneOnline::default() };
-            let mut g = Graphene::new(cfg);
-            run(&w, &cluster, &mut g, &SimConfig::default()).unwrap();
-            let seen = g.deficits().max_seen();
-            let bound = if queues == 2 { kappa } else { kappa + f };
-            assert!(seen <= bound + 1e-9, "{queues} queues, kappa {kappa}: deficit {seen} > {bound}");
-            closest = closest.max(seen / kappa);
+        for charge in [Charge::Task, Charge::Time] {
+            // F: the largest single charge: a task's dominant share (DRF, C = 1), times its
+            // duration over the charge window when charges are resource-time.
+            let f = w
+                .jobs
+                .iter()
+                .flat_map(|j| j.dag.tasks.iter())
+                .map(|t| {
+                    let share = (0..total.0.len())
+                        .filter(|&r| total.0[r] > 0.0)
+                        .map(|r| t.demand.0[r] / total.0[r])
+                        .fold(0.0, f64::max);
+                    match charge {
+                        Charge::Task => share,
+                        Charge::Time => share * t.duration / CHARGE_WINDOW_S,
+                    }
+                })
+                .fold(0.0, f64::max);
+            let mut closest: f64 = 0.0;
+            for kappa in [f, 0.2, 0.4] {
+                let cfg = GrapheneOnline {
+                    kappa: Some(kappa),
+                    charge,
+                    shares: vec![1.0; queues],
+                    ..GrapheneOnline::default()
+                };
+                let mut g = Graphene::new(cfg);
+                run(&w, &cluster, &mut g, &SimConfig::default()).unwrap();
+                let seen = g.deficits().max_seen();
+                let bound = if queues == 2 { kappa } else { kappa + f };
+                assert!(seen <= bound + 1e-9, "{queues} queues, {charge:?}, kappa {kappa}: deficit {seen} > {bound}");
+                closest = closest.max(seen / kappa);
+            }
+            assert!(closest > 0.5, "{queues} queues, {charge:?}: deficits never came near the bound ({closest})");
         }
-        assert!(closest > 0.5, "{queues} queues: deficits never came near the bound ({closest})");
     }
 }
