@@ -154,6 +154,15 @@ fn answers_match_the_cli_byte_for_byte() {
     assert_eq!(code, 200, "{body}");
     assert_eq!(body.as_bytes(), &cli.stdout[..]);
 
+    // A WfCommons file (demands from its default profile), seeded.
+    let wf = read("../shared/data/wfcommons-generated/montage-100-seed42.json");
+    let w = tempdir();
+    write(w.path(), "dag.json", &wf);
+    let cli = cli_in(w.path(), &["build-schedule", "dag.json", "--seed", "5", "--no-timing", "-q"]).ok();
+    let (code, body) = srv.post("/v1/schedule?no_timing=true&seed=5", wf.as_bytes());
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(body.as_bytes(), &cli.stdout[..]);
+
     // Lower bounds.
     let cli = cli_in(dir.path(), &["lower-bound", "dag.json", "--json"]).ok();
     let (code, body) = srv.post("/v1/lower-bound", example.as_bytes());
@@ -277,30 +286,22 @@ fn bad_bodies_get_400_with_the_cli_message() {
     assert!(!text.contains("status=\"200\""), "{text}");
 }
 
-/// A DAG big enough that scheduling it takes far longer than a millisecond (a chain of 40
-/// all-to-all stages of 50 tasks).
-fn big_dag() -> String {
-    let stages: Vec<String> = (0..40)
-        .map(|i| {
-            let parents = if i == 0 { String::new() } else { format!(r#", "parents": ["s{}"]"#, i - 1) };
-            format!(
-                r#"{{"id": "s{i}", "tasks": 50, "duration": {}, "demands": {{"cpu": {}, "mem": 3}}{parents}}}"#,
-                1 + i % 7,
-                1 + i % 5
-            )
-        })
-        .collect();
-    format!(r#"{{"name": "big", "resources": ["cpu", "mem"], "stages": [{}]}}"#, stages.join(", "))
+/// A WfCommons DAG that takes the constructor hundreds of times longer than a millisecond
+/// (genome, 1,000 tasks: about 0.2 s of CPU in a release build; parsing its 0.8 MB alone takes
+/// milliseconds).
+fn slow_dag() -> String {
+    let path = repo("../shared/data/wfcommons-generated/genome-1000-seed42.json");
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (the shared data set)", path.display()))
 }
 
 #[test]
 fn limits_answer_413_and_503_without_blocking_other_requests() {
-    let srv = Server::start(&["--max-body", "64KiB", "--timeout", "1ms", "--workers", "1"]);
-    let big = big_dag();
-    assert!(big.len() < 64 * 1024);
-    let (code, resp) = srv.post("/v1/schedule", &vec![b' '; 65 * 1024]);
+    let srv = Server::start(&["--max-body", "2MiB", "--timeout", "1ms", "--workers", "1"]);
+    let big = slow_dag();
+    assert!(big.len() < 2 << 20);
+    let (code, resp) = srv.post("/v1/schedule", &vec![b' '; (2 << 20) + 1]);
     assert_eq!(code, 413, "{resp}");
-    assert_eq!(error_of(&resp), "request body is larger than 65536 bytes (--max-body)");
+    assert_eq!(error_of(&resp), "request body is larger than 2097152 bytes (--max-body)");
 
     let (code, resp) = srv.post("/v1/schedule", big.as_bytes());
     assert_eq!(code, 503, "{resp}");
