@@ -150,12 +150,19 @@ fn cdf_points(values: &[f64]) -> Vec<(f64, f64)> {
     pts
 }
 
-/// `lo..hi` widened by 5% and to include `reference`.
-fn x_range(series: &[(String, Vec<f64>)], reference: f64) -> (f64, f64) {
+/// The x range: all values and `reference`, widened by 5%. When a few outliers stretch it to
+/// more than 3 times the 1st-99th percentile range (one job 100x slower flattens every line
+/// into a wall), the range is cut to those percentiles instead; the bool says so.
+fn x_range(series: &[(String, Vec<f64>)], reference: f64) -> (f64, f64, bool) {
     let all = series.iter().flat_map(|(_, v)| v.iter().copied());
     let (lo, hi) = all.fold((reference, reference), |(a, b), x| (a.min(x), b.max(x)));
+    let filled = series.iter().filter(|(_, v)| !v.is_empty());
+    let (p1, p99) =
+        filled.fold((reference, reference), |(a, b), (_, v)| (a.min(quantile(v, 0.01)), b.max(quantile(v, 0.99))));
+    let clipped = hi - lo > 3.0 * (p99 - p1);
+    let (lo, hi) = if clipped { (p1, p99) } else { (lo, hi) };
     let pad = ((hi - lo) * 0.05).max(1e-3);
-    (lo - pad, hi + pad)
+    (lo - pad, hi + pad, clipped)
 }
 
 pub struct CdfChart<'a> {
@@ -170,7 +177,12 @@ pub struct CdfChart<'a> {
 
 /// One CDF line per series; series without values are listed in the legend as empty.
 pub fn cdf(series: &[(String, Vec<f64>)], c: &CdfChart) -> Result<String> {
-    let (lo, hi) = x_range(series, c.reference);
+    let (lo, hi, clipped) = x_range(series, c.reference);
+    let x_desc = if clipped {
+        format!("{} (axis cut to the 1st-99th percentiles; lines pinned at its ends)", c.x_desc)
+    } else {
+        c.x_desc.to_string()
+    };
     style::render(c.note, |area| {
         let mut chart = ChartBuilder::on(area)
             .caption(c.title, (style::FONT, 20))
@@ -185,7 +197,7 @@ pub fn cdf(series: &[(String, Vec<f64>)], c: &CdfChart) -> Result<String> {
             .bold_line_style(style::BOLD)
             .label_style((style::FONT, 14))
             .axis_desc_style((style::FONT, 15))
-            .x_desc(c.x_desc)
+            .x_desc(&x_desc)
             .y_desc("fraction")
             .draw()
             .map_err(draw_err)?;
@@ -200,7 +212,8 @@ pub fn cdf(series: &[(String, Vec<f64>)], c: &CdfChart) -> Result<String> {
         // Drawn last to first so that the first series (the scheduler under study) is on top.
         for (i, (_, values)) in series.iter().enumerate().rev() {
             if !values.is_empty() {
-                chart.draw_series(LineSeries::new(cdf_points(values), color(i).stroke_width(2))).map_err(draw_err)?;
+                let pts = cdf_points(values).into_iter().map(|(x, y)| (x.clamp(lo, hi), y));
+                chart.draw_series(LineSeries::new(pts, color(i).stroke_width(2))).map_err(draw_err)?;
             }
         }
         let legend = series
@@ -243,6 +256,20 @@ mod tests {
         let run = jobs("g", &[("a", 7.5), ("x", 1.0)]);
         let e = against(&base, &run, Metric::Jct).unwrap_err().to_string();
         assert_eq!(e, "g/jobs.csv line 3: job 'x' where the baseline has 'b': both must replay the same trace");
+    }
+
+    #[test]
+    fn outliers_cut_the_axis_to_the_percentiles() {
+        let mut v: Vec<f64> = (0..200).map(|i| i as f64 / 10.0).collect();
+        let series = vec![("a".to_string(), v.clone())];
+        let (lo, hi, clipped) = x_range(&series, 0.0);
+        assert!(!clipped);
+        assert!((lo - -0.995).abs() < 1e-9 && (hi - 20.895).abs() < 1e-9, "{lo} {hi}");
+        v[0] = -10_000.0;
+        let (lo, hi, clipped) = x_range(&[("a".to_string(), v)], 0.0);
+        assert!(clipped);
+        // 1st percentile (nearest rank 2 of 200) = 0.1, 99th (rank 198) = 19.7; reference 0.
+        assert!((lo - -0.985).abs() < 1e-9 && (hi - 20.685).abs() < 1e-9, "{lo} {hi}");
     }
 
     #[test]
