@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 
 use graphene::formats;
-use graphene::validate::validate;
+use graphene::serve::work::validate_entries;
 use graphene::Result;
 
-use super::args::{cluster_for, ClusterArgs, InputArgs};
+use super::args::{cluster_for, spec_for_file, ClusterArgs, InputArgs};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -26,19 +26,15 @@ pub struct Args {
 pub fn run(a: Args) -> Result<i32> {
     let dag = formats::load_dag(&a.dag, &a.input.load_options())?;
     let file = formats::schedule_file::load(&a.schedule)?;
-    let spec = a.cluster.spec()?;
+    let spec = spec_for_file(&a.cluster, &a.input, &a.dag)?;
     let cluster = cluster_for(&spec, &dag, a.cluster.cluster.as_deref(), &a.dag)?;
-    let violations = validate(&dag, &cluster, &file.tasks);
-    if violations.is_empty() {
-        let makespan = file.tasks.iter().map(|t| t.end).fold(0.0, f64::max);
-        outln!(
-            "valid: {} tasks of {} on {} machines, makespan {makespan}",
-            file.tasks.len(),
-            dag.name,
-            cluster.len()
-        )?;
-        return Ok(0);
-    }
+    let violations = match validate_entries(&dag, &cluster, &spec.network(), &file.tasks, &file.copies) {
+        Ok(summary) => {
+            outln!("{summary}")?;
+            return Ok(0);
+        }
+        Err(v) => v,
+    };
     eprintln!("{}: {} violation(s) against {}:", a.schedule.display(), violations.len(), a.dag.display());
     for v in violations.iter().take(a.max_shown) {
         eprintln!("  {v}");

@@ -109,7 +109,7 @@ fn answer(body: &[u8], query: Options, endpoint: Endpoint) -> Result<Vec<u8>> {
         Endpoint::LowerBound => Ok(work::pretty(&work::lower_bound_json(&job.dag, &job.cluster))),
         Endpoint::Validate => {
             let entries = job.schedule.as_deref().unwrap_or_default();
-            let v = match work::validate_entries(&job.dag, &job.cluster, entries) {
+            let v = match work::validate_entries(&job.dag, &job.cluster, &job.net, entries, &[]) {
                 Ok(summary) => serde_json::json!({"valid": true, "summary": summary, "violations": []}),
                 Err(violations) => serde_json::json!({
                     "valid": false,

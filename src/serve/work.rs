@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::lowerbound;
 use crate::model::{Cluster, Dag, Network};
 use crate::output::ScheduleReport;
-use crate::validate::{validate, validate_schedule, Entry, Violation};
+use crate::validate::{validate_on, validate_schedule, Entry, Violation};
 use crate::{OfflineConfig, Scheduler};
 
 /// A checked schedule and the bytes of its report.
@@ -55,7 +55,9 @@ pub fn schedule(
     seed: u64,
     no_timing: bool,
 ) -> Result<Scheduled> {
-    let plain = !network_file && !which.models_network() && net.is_trivial_for(dag);
+    // Graphene models the network too, but on a homogeneous input without data it plans exactly
+    // as before: keep its plain report there, so existing users' outputs do not change.
+    let plain = !network_file && !matches!(which, Scheduler::Hetero(_)) && net.is_trivial_for(dag);
     if !plain {
         check_network(which, net, dag)?;
     }
@@ -135,13 +137,16 @@ pub fn lower_bound_json(dag: &Dag, cluster: &Cluster) -> serde_json::Value {
     })
 }
 
-/// `validate`'s verdict: the one-line summary of a valid schedule, or its violations.
+/// `validate`'s verdict: the one-line summary of a valid schedule, or its violations. `net`
+/// gives machine speeds and transfer costs, `copies` the duplicated runs a DEFT schedule holds.
 pub fn validate_entries(
     dag: &Dag,
     cluster: &Cluster,
+    net: &Network,
     entries: &[Entry],
+    copies: &[Entry],
 ) -> std::result::Result<String, Vec<Violation>> {
-    let violations = validate(dag, cluster, entries);
+    let violations = validate_on(dag, cluster, net, entries, copies);
     if !violations.is_empty() {
         return Err(violations);
     }

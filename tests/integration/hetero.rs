@@ -177,6 +177,18 @@ fn build_schedule_reads_the_network_file_and_reports_duplicates_speedup_and_slr(
     let copies = out["copies"].as_array().expect("copies");
     assert_eq!(copies.len(), 1);
     assert_eq!(copies[0]["id"], "a[0]");
+
+    // `graphene validate` checks the schedule file on the network file's machines, copies
+    // included; without the copy, the child that relied on it waits for a transfer it skipped.
+    let sched = crate::util::write(dir.path(), "deft.json", &serde_json::to_string(&out).unwrap());
+    let v = run(&["validate", fork.to_str().unwrap(), sched.to_str().unwrap()]).ok();
+    assert!(v.stdout_str().starts_with("valid: "), "{}", v.stdout_str());
+    let mut stripped = out.clone();
+    stripped["copies"] = serde_json::json!([]);
+    let bad = crate::util::write(dir.path(), "no-copy.json", &serde_json::to_string(&stripped).unwrap());
+    let v = run(&["validate", fork.to_str().unwrap(), bad.to_str().unwrap()]);
+    assert_eq!(v.code, Some(1), "{}", v.stderr);
+    assert!(v.stderr.contains("violation"), "{}", v.stderr);
 }
 
 #[test]
