@@ -13,7 +13,9 @@ use crate::error::{Error, Result};
 pub const WIDTH: u32 = 1200;
 pub const HEIGHT: u32 = 720;
 const LEGEND_WIDTH: u32 = 280;
-const NOTE_HEIGHT: u32 = 28;
+const NOTE_HEIGHT: u32 = 46;
+/// Characters of the 13 px note that fit in one line of the chart's width (about 6.5 px each).
+const NOTE_CHARS: usize = 170;
 pub const FONT: &str = "sans-serif";
 /// Grid lines: faint enough that bars and series stay in front.
 pub const LIGHT: RGBColor = RGBColor(242, 242, 242);
@@ -57,13 +59,29 @@ pub fn render(note: &str, draw: impl FnOnce(&Area) -> Result<Legend>) -> Result<
         let (plot, side) = body.split_horizontally(WIDTH - LEGEND_WIDTH);
         let legend = draw(&plot)?;
         draw_legend(&side, &legend)?;
-        if !note.is_empty() {
-            let style = TextStyle::from((FONT, 13).into_font()).color(&RGBColor(80, 80, 80));
-            foot.draw_text(note, &style, (12, 6)).map_err(draw_err)?;
+        let style = TextStyle::from((FONT, 13).into_font()).color(&RGBColor(80, 80, 80));
+        for (i, line) in wrap(note, NOTE_CHARS).iter().enumerate() {
+            foot.draw_text(line, &style, (12, 4 + 18 * i as i32)).map_err(draw_err)?;
         }
         root.present().map_err(draw_err)?;
     }
     Ok(svg)
+}
+
+/// `text` split at spaces into lines of at most `width` characters (a longer word stands alone).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(l) if l.chars().count() + 1 + word.chars().count() <= width => {
+                l.push(' ');
+                l.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines.retain(|l| !l.is_empty());
+    lines
 }
 
 fn draw_legend(area: &Area, legend: &Legend) -> Result<()> {
@@ -116,6 +134,13 @@ mod tests {
         assert_eq!(nice_max(1000.0), 1000.0);
         assert_eq!(nice_max(0.0), 1.0);
         assert_eq!(nice_max(f64::NAN), 1.0);
+    }
+
+    #[test]
+    fn notes_wrap_at_spaces() {
+        assert_eq!(wrap("ab cd ef", 5), vec!["ab cd", "ef"]);
+        assert_eq!(wrap("abcdefg hi", 5), vec!["abcdefg", "hi"]);
+        assert!(wrap("", 5).is_empty());
     }
 
     #[test]
