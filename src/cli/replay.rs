@@ -206,6 +206,7 @@ impl Common {
             if a.cluster.no_overbook {
                 s.overbook.clear();
             }
+            a.cluster.apply_network(&mut s)?;
             s
         } else {
             a.cluster.spec()?
@@ -220,6 +221,7 @@ impl Common {
             heartbeat: a.heartbeat,
             misestimate: a.misestimate.as_deref().map(parse_misestimate).transpose()?,
             seed: a.seed,
+            speeds: if spec.speeds.iter().all(|&s| s == 1.0) { Vec::new() } else { spec.network().speeds },
         };
         Ok(Setup { workload, cluster, shares, settings, cfg })
     }
@@ -261,9 +263,10 @@ pub fn check(
     workload: &graphene::model::Workload,
     cluster: &graphene::model::Cluster,
     result: &sim::SimResult,
+    speeds: &[f64],
     scheduler: &str,
 ) -> Result<()> {
-    let violations = graphene::validate::validate_replay(workload, cluster, result);
+    let violations = graphene::validate::validate_replay_on(workload, cluster, speeds, result);
     match violations.first() {
         None => Ok(()),
         Some(v) => Err(Error::Usage(format!(
@@ -278,7 +281,7 @@ pub fn run(args: Args) -> Result<i32> {
     let Setup { workload, cluster, shares, settings, cfg } = a.setup()?;
     let mut policy = online::by_name(&args.scheduler, &settings)?;
     let result = run_sim(&workload, &cluster, policy.as_mut(), &cfg, a.quiet)?;
-    check(&workload, &cluster, &result, &policy.name())?;
+    check(&workload, &cluster, &result, &cfg.speeds, &policy.name())?;
     let mut summary = metrics::summarize(&workload, &cluster, &result, &shares, 100);
     if a.no_timing {
         summary.decision_us = metrics::Stats::of(&[]);

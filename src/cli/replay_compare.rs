@@ -52,7 +52,7 @@ pub fn run(a: Args) -> Result<i32> {
     for name in &names {
         let mut policy = online::by_name(name, &settings)?;
         let r = super::replay::run_sim(&workload, &cluster, policy.as_mut(), &cfg, a.common.quiet)?;
-        super::replay::check(&workload, &cluster, &r, name)?;
+        super::replay::check(&workload, &cluster, &r, &cfg.speeds, name)?;
         results.push(r);
     }
     let base_i = names.iter().position(|n| n == &a.baseline).ok_or_else(|| Error::Usage("baseline".into()))?;

@@ -37,11 +37,14 @@ pub struct SimConfig {
     /// Policies see durations and demands multiplied by 1 + U(low, high), drawn per stage.
     pub misestimate: Option<(f64, f64)>,
     pub seed: u64,
+    /// Speed of each machine (a task runs for duration / speed there); empty means all 1.
+    /// Policies are not told: the online schedulers here plan in durations, as YARN's do.
+    pub speeds: Vec<f64>,
 }
 
 impl Default for SimConfig {
     fn default() -> Self {
-        SimConfig { heartbeat: 1.0, misestimate: None, seed: 0 }
+        SimConfig { heartbeat: 1.0, misestimate: None, seed: 0, speeds: Vec::new() }
     }
 }
 
@@ -413,9 +416,8 @@ impl<'w> Sim<'w> {
             let req = self.view().requested(t.job, t.task);
             let mach = &self.machines[k];
             let ok = self.jobs[t.job as usize].state[t.task as usize] == TaskState::Runnable
-                && (0..MAX_RESOURCES).all(|r| {
-                    !hard[r] || mach.allocated.0[r] + req.0[r] <= mach.cap.0[r] * (1.0 + 1e-9) + 1e-9
-                });
+                && (0..MAX_RESOURCES)
+                    .all(|r| !hard[r] || mach.allocated.0[r] + req.0[r] <= mach.cap.0[r] * (1.0 + 1e-9) + 1e-9);
             if !ok {
                 break;
             }
@@ -437,6 +439,7 @@ impl<'w> Sim<'w> {
         }
         let task = &dag.tasks[t.task as usize];
         let now = self.now;
+        let speed = self.cfg.speeds.get(k).copied().filter(|s| s.is_finite() && *s > 0.0).unwrap_or(1.0);
         let mach = &mut self.machines[k];
         mach.allocated.add_assign(&requested);
         mach.load.add_assign(&task.demand);
@@ -444,7 +447,7 @@ impl<'w> Sim<'w> {
             job: t.job,
             task: t.task,
             start: now,
-            remaining: task.duration,
+            remaining: task.duration / speed,
             since: now,
             rate: 1.0,
             version: 0,
@@ -579,7 +582,8 @@ mod tests {
             tasks: vec![TaskSpec { duration: 10.0, demand: ResVec::from_slice(&[1.0, 100.0]) }; 2],
             parents: vec![],
         });
-        let w = Workload { jobs: vec![Job { name: "J".into(), arrival: 0.0, queue: "q".into(), dag: b.build().unwrap() }] };
+        let w =
+            Workload { jobs: vec![Job { name: "J".into(), arrival: 0.0, queue: "q".into(), dag: b.build().unwrap() }] };
         let cap = [("cpu".to_string(), 2.0), ("disk".to_string(), 100.0)].into_iter().collect();
         let c = ClusterSpec::uniform(1, cap).resolve(&["cpu".into(), "disk".into()]).unwrap();
         let r = run(&w, &c, &mut Fifo, &SimConfig::default()).unwrap();

@@ -13,6 +13,17 @@ use crate::sim::SimResult;
 /// machine (demand x the misestimation factor the scheduler saw) fit its capacity on every
 /// resource that may not be overbooked.
 pub fn validate_replay(workload: &Workload, cluster: &Cluster, result: &SimResult) -> Vec<Violation> {
+    validate_replay_on(workload, cluster, &[], result)
+}
+
+/// As [`validate_replay`] on machines of the given speeds (empty: all 1): a task runs at least
+/// its duration divided by its machine's speed.
+pub fn validate_replay_on(
+    workload: &Workload,
+    cluster: &Cluster,
+    speeds: &[f64],
+    result: &SimResult,
+) -> Vec<Violation> {
     let mut out = Vec::new();
     let id = |job: u32, t: u32| {
         format!("{}/{}", workload.jobs[job as usize].name, workload.jobs[job as usize].dag.task_name(t))
@@ -37,7 +48,8 @@ pub fn validate_replay(workload: &Workload, cluster: &Cluster, result: &SimResul
                 machines: cluster.len(),
             });
         }
-        let d = job.dag.tasks[r.task as usize].duration;
+        let speed = speeds.get(r.machine as usize).copied().filter(|s| s.is_finite() && *s > 0.0).unwrap_or(1.0);
+        let d = job.dag.tasks[r.task as usize].duration / speed;
         if !(r.start.is_finite() && r.end.is_finite())
             || r.start < job.arrival
             || r.end - r.start < d * (1.0 - 1e-9) - 1e-9

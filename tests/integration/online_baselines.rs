@@ -40,7 +40,8 @@ fn settings(w: &Workload, seed: u64) -> OnlineSettings {
 
 fn replay(name: &str, w: &Workload, c: &Cluster, seed: u64, misestimate: Option<(f64, f64)>) -> SimResult {
     let mut policy = by_name(name, &settings(w, seed)).expect("a known scheduler");
-    run(w, c, policy.as_mut(), &SimConfig { heartbeat: 1.0, misestimate, seed }).expect("the replay runs")
+    run(w, c, policy.as_mut(), &SimConfig { heartbeat: 1.0, misestimate, seed, speeds: Vec::new() })
+        .expect("the replay runs")
 }
 
 /// Checks `r` independently of the simulator's own bookkeeping: every task ran exactly once,
@@ -62,7 +63,12 @@ fn check(name: &str, w: &Workload, c: &Cluster, r: &SimResult) {
         let out = &r.jobs[j];
         assert!(out.finish.is_finite(), "{name}: job {} never finished", job.name);
         let last = run_of[j].iter().map(|s| s.expect("ran").1).fold(0.0, f64::max);
-        assert!((out.finish - last).abs() < EPS, "{name}: job {} finish {} != last task end {last}", job.name, out.finish);
+        assert!(
+            (out.finish - last).abs() < EPS,
+            "{name}: job {} finish {} != last task end {last}",
+            job.name,
+            out.finish
+        );
         // Dependencies, edge by edge from the stage lists: all-to-all waits for the whole
         // parent stage, one-to-one for the parent task with the same index.
         let dag = &job.dag;
