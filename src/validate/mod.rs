@@ -155,6 +155,23 @@ pub fn validate_on(dag: &Dag, cluster: &Cluster, net: &Network, entries: &[Entry
     let mut out = Vec::new();
     let speed = |m: i64| net.speeds.get(m as usize).copied().unwrap_or(1.0);
     let n = dag.len();
+    // A run (entry or copy) on an existing machine, with sane times, lasting at least the
+    // task's duration at that machine's speed; false when it is unusable for later checks.
+    let run_ok = |e: &Entry, t: crate::model::TaskId, out: &mut Vec<Violation>| -> bool {
+        if e.machine < 0 || e.machine as usize >= cluster.len() {
+            out.push(Violation::NoSuchMachine { id: e.id.clone(), machine: e.machine, machines: cluster.len() });
+            return false;
+        }
+        if !e.start.is_finite() || !e.end.is_finite() || e.start < -TIME_EPS || e.end < e.start {
+            out.push(Violation::BadTimes { id: e.id.clone(), start: e.start, end: e.end });
+            return false;
+        }
+        let d = dag.tasks[t as usize].duration / speed(e.machine);
+        if late(d, e.end - e.start) {
+            out.push(Violation::TooShort { id: e.id.clone(), ran: e.end - e.start, duration: d });
+        }
+        true
+    };
     let mut slot: Vec<Option<usize>> = vec![None; n];
     for (i, e) in entries.iter().enumerate() {
         let Some(t) = dag.task_by_name(&e.id) else {
@@ -165,17 +182,8 @@ pub fn validate_on(dag: &Dag, cluster: &Cluster, net: &Network, entries: &[Entry
             out.push(Violation::Duplicate { id: e.id.clone() });
             continue;
         }
-        if e.machine < 0 || e.machine as usize >= cluster.len() {
-            out.push(Violation::NoSuchMachine { id: e.id.clone(), machine: e.machine, machines: cluster.len() });
+        if !run_ok(e, t, &mut out) {
             continue;
-        }
-        if !e.start.is_finite() || !e.end.is_finite() || e.start < -TIME_EPS || e.end < e.start {
-            out.push(Violation::BadTimes { id: e.id.clone(), start: e.start, end: e.end });
-            continue;
-        }
-        let d = dag.tasks[t as usize].duration / speed(e.machine);
-        if late(d, e.end - e.start) {
-            out.push(Violation::TooShort { id: e.id.clone(), ran: e.end - e.start, duration: d });
         }
         slot[t as usize] = Some(i);
     }
@@ -186,17 +194,8 @@ pub fn validate_on(dag: &Dag, cluster: &Cluster, net: &Network, entries: &[Entry
             out.push(Violation::UnknownTask { id: e.id.clone() });
             continue;
         };
-        if e.machine < 0 || e.machine as usize >= cluster.len() {
-            out.push(Violation::NoSuchMachine { id: e.id.clone(), machine: e.machine, machines: cluster.len() });
+        if !run_ok(e, t, &mut out) {
             continue;
-        }
-        if !e.start.is_finite() || !e.end.is_finite() || e.start < -TIME_EPS || e.end < e.start {
-            out.push(Violation::BadTimes { id: e.id.clone(), start: e.start, end: e.end });
-            continue;
-        }
-        let d = dag.tasks[t as usize].duration / speed(e.machine);
-        if late(d, e.end - e.start) {
-            out.push(Violation::TooShort { id: e.id.clone(), ran: e.end - e.start, duration: d });
         }
         extra[t as usize].push(i);
     }
