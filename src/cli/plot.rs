@@ -18,7 +18,7 @@ pub struct Args {
 #[derive(clap::Subcommand)]
 pub enum Chart {
     /// Gantt chart of a schedule report (build-schedule --out): lanes per machine, bars by stage,
-    /// troublesome tasks outlined (needs --dag), lower bounds as vertical lines.
+    /// troublesome tasks outlined, lower bounds as vertical lines.
     Gantt(GanttArgs),
     /// Cluster utilization per resource and running tasks over time of one replay directory.
     Usage(UsageArgs),
@@ -53,7 +53,7 @@ impl Common {
 pub struct GanttArgs {
     /// Schedule report (JSON) written by build-schedule.
     pub schedule: PathBuf,
-    /// The DAG the schedule was built for: marks troublesome tasks, needed for --by resource.
+    /// The DAG the schedule was built for: needed for --by resource, checks task names.
     #[arg(long, value_name = "FILE")]
     pub dag: Option<PathBuf>,
     #[command(flatten)]

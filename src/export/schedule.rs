@@ -6,27 +6,9 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
+pub use crate::formats::schedule_file::TaskIn;
+use crate::formats::schedule_file::check_tasks;
 use crate::model::Dag;
-
-#[derive(Clone, Debug, Deserialize)]
-pub struct TaskIn {
-    pub id: String,
-    /// Absent in hand-written files: then the part of `id` before `[`.
-    #[serde(default)]
-    pub stage: Option<String>,
-    pub machine: i64,
-    pub start: f64,
-    pub end: f64,
-}
-
-impl TaskIn {
-    pub fn stage_name(&self) -> &str {
-        match &self.stage {
-            Some(s) => s,
-            None => self.id.rfind('[').map_or(&self.id[..], |i| &self.id[..i]),
-        }
-    }
-}
 
 #[derive(Clone, Debug, Deserialize)]
 pub struct ScheduleIn {
@@ -46,17 +28,7 @@ impl ScheduleIn {
         if s.tasks.is_empty() {
             return Err(Error::field("tasks", "the schedule has no tasks"));
         }
-        for (i, t) in s.tasks.iter().enumerate() {
-            if !(t.start.is_finite() && t.end.is_finite() && t.start >= 0.0 && t.end >= t.start) {
-                return Err(Error::field(
-                    format!("tasks[{i}]"),
-                    format!("task '{}' has start {} and end {}; need 0 <= start <= end", t.id, t.start, t.end),
-                ));
-            }
-            if t.machine < 0 {
-                return Err(Error::field(format!("tasks[{i}].machine"), format!("{} is negative", t.machine)));
-            }
-        }
+        check_tasks(&s.tasks, None)?;
         Ok(s)
     }
 

@@ -83,6 +83,7 @@ pub fn build_schedule(dag: &Dag, cluster: &Cluster, cfg: &OfflineConfig) -> Offl
         let first = dag.stages[range.start].first;
         let (schedule, mut report) = search::search_part(sub, &cluster.machines, cfg);
         report.first_task = first;
+        report.troublesome.iter_mut().for_each(|t| *t += first);
         let span = schedule.makespan();
         placements.extend(schedule.placements.iter().map(|p| Placement {
             task: p.task + first,

@@ -32,6 +32,11 @@ pub struct PartReport {
     pub subset_sizes: [usize; 4],
     /// Stages with at least one troublesome task, by name.
     pub trouble_stages: Vec<String>,
+    /// The chosen troublesome set, by task id in the whole DAG. Kept out of the JSON part
+    /// report because the schedule report flags these tasks one by one, where a chart or an
+    /// engine reading a task finds it.
+    #[serde(skip)]
+    pub troublesome: Vec<TaskId>,
 }
 
 pub fn search_part(dag: &Dag, caps: &[ResVec], cfg: &OfflineConfig) -> (Schedule, PartReport) {
@@ -49,6 +54,7 @@ pub fn search_part(dag: &Dag, caps: &[ResVec], cfg: &OfflineConfig) -> (Schedule
         trouble_direction: None,
         subset_sizes: [0, dag.len(), 0, 0],
         trouble_stages: Vec::new(),
+        troublesome: Vec::new(),
     };
     if !dag.has_edges() || dag.len() <= 1 {
         // Independent tasks: a troublesome set changes nothing but the packing order, which the
@@ -87,6 +93,7 @@ pub fn search_part(dag: &Dag, caps: &[ResVec], cfg: &OfflineConfig) -> (Schedule
     let mut stages: Vec<u32> = c.split.t.iter().map(|&t| dag.tasks[t as usize].stage).collect();
     stages.dedup();
     report.trouble_stages = stages.iter().map(|&s| dag.stages[s as usize].name.clone()).collect();
+    report.troublesome = c.split.t.clone();
     let schedule = best.plan.into_schedule();
     report.makespan = schedule.makespan();
     (schedule, report)

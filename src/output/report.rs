@@ -15,6 +15,10 @@ pub struct TaskOut {
     pub end: f64,
     /// priScore in [0, 1]: 1 for the task that starts first.
     pub priority: f64,
+    /// In the troublesome set Graphene placed first; written only when true, so that reports
+    /// of other schedulers (and most tasks) stay as they were.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub troublesome: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -48,6 +52,12 @@ impl ScheduleReport {
         let (order, pri) = priorities(schedule);
         let makespan = schedule.makespan();
         let best = bounds.best();
+        let mut trouble = vec![false; dag.len()];
+        for part in search.iter().flat_map(|s| &s.parts) {
+            for &t in &part.troublesome {
+                trouble[t as usize] = true;
+            }
+        }
         ScheduleReport {
             dag: dag.name.clone(),
             scheduler: scheduler.to_string(),
@@ -66,6 +76,7 @@ impl ScheduleReport {
                     start: p.start,
                     end: p.end,
                     priority: pri[p.task as usize],
+                    troublesome: trouble[p.task as usize],
                 })
                 .collect(),
             order: order.iter().map(|&t| dag.task_name(t)).collect(),

@@ -191,15 +191,7 @@ pub fn cdf(series: &[(String, Vec<f64>)], c: &CdfChart) -> Result<String> {
             .y_label_area_size(60)
             .build_cartesian_2d(lo..hi, 0f64..1.0)
             .map_err(draw_err)?;
-        chart
-            .configure_mesh()
-            .light_line_style(style::LIGHT)
-            .bold_line_style(style::BOLD)
-            .label_style((style::FONT, 14))
-            .axis_desc_style((style::FONT, 15))
-            .x_desc(&x_desc)
-            .y_desc("fraction")
-            .draw()
+        style::mesh(&mut chart, &x_desc, "fraction").draw()
             .map_err(draw_err)?;
         chart
             .draw_series(DashedLineSeries::new(

@@ -5,7 +5,7 @@
 //! machines, consecutive machines share a lane (their tasks still get their own tracks), which
 //! keeps 500 machines readable as a density picture. `--by resource` draws instead, per machine
 //! and resource, the share of capacity in use over time. Lower bounds and the makespan are
-//! vertical lines; troublesome tasks, when the DAG is given, are outlined in black.
+//! vertical lines; the tasks the report flags troublesome are outlined in black.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -15,25 +15,23 @@ use plotters::prelude::*;
 use serde::Deserialize;
 
 use super::style::{self, color, draw_err, nice_max, Legend, Mark};
-use super::trouble::{troublesome, PartIn};
 use crate::error::{Error, Result};
+use crate::formats::schedule_file::{check_tasks, TaskIn};
 use crate::model::{Cluster, Dag, TaskId};
-
-#[derive(Clone, Debug, Deserialize)]
-pub struct TaskIn {
-    pub id: String,
-    #[serde(default)]
-    pub stage: Option<String>,
-    pub machine: i64,
-    pub start: f64,
-    pub end: f64,
-}
 
 #[derive(Clone, Copy, Debug, Deserialize)]
 pub struct BoundsIn {
     pub critical_path: f64,
     pub total_work: f64,
     pub stage_aware: f64,
+}
+
+/// The part of a search report the chart checks its troublesome flags against.
+#[derive(Clone, Debug, Deserialize)]
+pub struct PartIn {
+    /// Sizes of T, S, P, C.
+    #[serde(default)]
+    pub subset_sizes: [usize; 4],
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -64,19 +62,7 @@ pub struct ScheduleIn {
 impl ScheduleIn {
     pub fn parse(text: &str) -> Result<ScheduleIn> {
         let s: ScheduleIn = serde_json::from_str(text).map_err(|e| Error::from_json(&e))?;
-        for (i, t) in s.tasks.iter().enumerate() {
-            if t.machine < 0 || s.machines.is_some_and(|m| t.machine as usize >= m) {
-                let m =
-                    s.machines.map_or("machines >= 0".to_string(), |m| format!("{m} machines (0..{})", m.max(1) - 1));
-                return Err(Error::field(format!("tasks[{i}].machine"), format!("{} is not one of {m}", t.machine)));
-            }
-            if !(t.start.is_finite() && t.end.is_finite() && 0.0 <= t.start && t.start <= t.end) {
-                return Err(Error::field(
-                    format!("tasks[{i}]"),
-                    format!("start {} and end {} must be finite with 0 <= start <= end", t.start, t.end),
-                ));
-            }
-        }
+        check_tasks(&s.tasks, s.machines)?;
         Ok(s)
     }
 
@@ -110,7 +96,7 @@ pub struct GanttOptions {
 }
 
 /// The DAG and cluster a schedule was built for: needed for `Lanes::Resource` (demands and
-/// capacities) and for marking troublesome tasks.
+/// capacities), and checked against the schedule's task names and machines.
 pub struct Context<'a> {
     pub dag: &'a Dag,
     pub cluster: &'a Cluster,
@@ -203,7 +189,6 @@ pub fn gantt(s: &ScheduleIn, ctx: Option<&Context>, opts: &GanttOptions) -> Resu
     };
 
     // Stages in DAG order when known, else in order of first appearance.
-    let stage_name = |t: &TaskIn| t.stage.clone().unwrap_or_else(|| t.id.split('[').next().unwrap_or("").to_string());
     let mut stages: Vec<String> = match ctx {
         Some(c) => c.dag.stages.iter().map(|st| st.name.clone()).collect(),
         None => Vec::new(),
@@ -213,7 +198,7 @@ pub fn gantt(s: &ScheduleIn, ctx: Option<&Context>, opts: &GanttOptions) -> Resu
         .tasks
         .iter()
         .map(|t| {
-            let name = stage_name(t);
+            let name = t.stage_name().to_string();
             *stage_of.entry(name.clone()).or_insert_with(|| {
                 stages.push(name);
                 stages.len() - 1
@@ -221,23 +206,14 @@ pub fn gantt(s: &ScheduleIn, ctx: Option<&Context>, opts: &GanttOptions) -> Resu
         })
         .collect();
 
-    let marks: Vec<bool> = match (ctx, s.search.as_ref()) {
-        (Some(c), Some(search)) if search.parts.iter().any(|p| p.subset_sizes[0] > 0) => {
-            match troublesome(c.dag, c.cluster, &search.parts) {
-                Ok(m) => ids.iter().map(|x| x.is_some_and(|t| m[t as usize])).collect(),
-                Err(why) => {
-                    warnings.push(format!("troublesome tasks not marked: {why}"));
-                    vec![false; s.tasks.len()]
-                }
-            }
-        }
-        (None, Some(search)) if search.parts.iter().any(|p| p.subset_sizes[0] > 0) => {
-            warnings.push("troublesome tasks not marked: they are recomputed from the DAG (pass --dag)".into());
-            vec![false; s.tasks.len()]
-        }
-        _ => vec![false; s.tasks.len()],
-    };
+    let marks: Vec<bool> = s.tasks.iter().map(|t| t.troublesome).collect();
     let marked = marks.iter().filter(|&&m| m).count();
+    let reported: usize = s.search.iter().flat_map(|x| &x.parts).map(|p| p.subset_sizes[0]).sum();
+    if marked != reported && s.search.is_some() {
+        warnings.push(format!(
+            "the search reports {reported} troublesome tasks but {marked} tasks are flagged troublesome"
+        ));
+    }
 
     let end = s.tasks.iter().map(|t| t.end).fold(0.0, f64::max);
     let makespan = s.makespan.unwrap_or(end);
@@ -276,19 +252,13 @@ pub fn gantt(s: &ScheduleIn, ctx: Option<&Context>, opts: &GanttOptions) -> Resu
             .build_cartesian_2d(0f64..xmax, -0.5f64..lanes as f64 - 0.5)
             .map_err(draw_err)?;
         let lane_names: Vec<String> = (0..lanes).map(label).collect();
-        chart
-            .configure_mesh()
-            .light_line_style(style::LIGHT)
-            .bold_line_style(style::BOLD)
-            .label_style((style::FONT, 14))
-            .axis_desc_style((style::FONT, 15))
+        let y_desc = match (opts.by, group) {
+            (Lanes::Machine, 1) => "machine".to_string(),
+            (Lanes::Machine, g) => format!("machines ({g} per lane)"),
+            (Lanes::Resource, _) => "machine, resource (bar height = share of capacity)".to_string(),
+        };
+        style::mesh(&mut chart, "time [s]", &y_desc)
             .disable_y_mesh()
-            .x_desc("time [s]")
-            .y_desc(match (opts.by, group) {
-                (Lanes::Machine, 1) => "machine".to_string(),
-                (Lanes::Machine, g) => format!("machines ({g} per lane)"),
-                (Lanes::Resource, _) => "machine, resource (bar height = share of capacity)".to_string(),
-            })
             .y_labels(lanes.min(40))
             .y_label_formatter(&|y| {
                 let r = y.round();
@@ -420,6 +390,6 @@ mod tests {
         let e = ScheduleIn::parse(r#"{"tasks": [{"id": "a[0]", "machine": 0, "start": 3, "end": 1}]}"#)
             .unwrap_err()
             .to_string();
-        assert_eq!(e, "tasks[0]: start 3 and end 1 must be finite with 0 <= start <= end");
+        assert_eq!(e, "tasks[0]: task 'a[0]' has start 3 and end 1; need finite times, 0 <= start <= end");
     }
 }

@@ -7,7 +7,6 @@
 pub mod cdf;
 pub mod gantt;
 mod style;
-mod trouble;
 pub mod usage;
 
 pub use cdf::{against, cdf, load_compare, CdfChart, JobsIn, Metric};

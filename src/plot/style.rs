@@ -4,6 +4,8 @@
 //! bottom saying which command and seed made the figure, so that a figure copied out of its
 //! document still says where it came from.
 
+use plotters::chart::MeshStyle;
+use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -28,6 +30,28 @@ pub type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 pub fn color(i: usize) -> RGBColor {
     let c = Palette99::COLORS[i % 20];
     RGBColor(c.0, c.1, c.2)
+}
+
+/// The grid, tick labels and axis descriptions every chart draws the same way; the caller adds
+/// what is particular to it (label formatters) and calls `draw`.
+pub fn mesh<'a, 'b, DB, XT, YT, X, Y>(
+    chart: &'b mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    x_desc: &str,
+    y_desc: &str,
+) -> MeshStyle<'a, 'b, X, Y, DB>
+where
+    DB: DrawingBackend,
+    X: Ranged<ValueType = XT> + ValueFormatter<XT>,
+    Y: Ranged<ValueType = YT> + ValueFormatter<YT>,
+{
+    let mut m = chart.configure_mesh();
+    m.light_line_style(LIGHT)
+        .bold_line_style(BOLD)
+        .label_style((FONT, 14))
+        .axis_desc_style((FONT, 15))
+        .x_desc(x_desc)
+        .y_desc(y_desc);
+    m
 }
 
 /// Any plotters failure, as the library's error type.

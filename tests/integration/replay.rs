@@ -262,7 +262,7 @@ fn replay_runs_tasks_at_their_machines_speed() {
             (f[2].parse().unwrap(), f[4].parse::<f64>().unwrap() - f[3].parse::<f64>().unwrap())
         })
         .collect();
-    ran.sort_by(|a, b| a.0.cmp(&b.0));
+    ran.sort_by_key(|a| a.0);
     assert_eq!(ran, vec![(0, 10.0), (1, 5.0)], "{sched}");
 
     let (w, _) = load(&trace, &TraceOptions::default()).unwrap();
