@@ -1,83 +1,13 @@
 //! `cp`: the Capacity Scheduler's queue and job choice, but within a job the runnable task with
 //! the longest critical path to the job's end goes first (the papers' "CS with CP order").
-//!
-//! The queue choice repeats [`super::CapacityScheduler`]'s rule (the queue with the fewest
-//! running tasks per unit of guaranteed share gets the next container; queues without a share
-//! come last; within the queue, jobs in arrival order). `CapacityScheduler` keeps that rule
-//! private and hard-wires breadth-first order inside a job, so [`CsQueues`] restates it with the
-//! in-job choice as a parameter; `graphene+cs` (in `hybrid.rs`) shares it.
+//! The queue and job choice is [`CsQueues`], shared with `cs` and `graphene+cs`.
 
 use std::collections::{HashMap, HashSet};
 
-use super::{fits, relative, serve_queues, Policy, TaskRef};
+use super::capacity::CsQueues;
+use super::{fits, Policy, TaskRef};
 use crate::model::{paths, ResVec};
 use crate::sim::View;
-
-/// Capacity Scheduler queue accounting, with the task choice inside a job left to the caller.
-pub(crate) struct CsQueues {
-    shares: Vec<f64>,
-    running: Vec<u64>,
-}
-
-impl CsQueues {
-    pub(crate) fn new(shares: Vec<f64>) -> CsQueues {
-        let n = shares.len();
-        CsQueues { shares, running: vec![0; n] }
-    }
-
-    /// A queue the shares did not name gets share 0 (served only when no named queue can use
-    /// the machine), as in `CapacityScheduler`.
-    pub(crate) fn job_arrived(&mut self, view: &View, job: u32) {
-        let q = view.queue(job) as usize;
-        if q >= self.shares.len() {
-            self.shares.resize(q + 1, 0.0);
-            self.running.resize(q + 1, 0);
-        }
-    }
-
-    pub(crate) fn launched(&mut self, view: &View, t: TaskRef) {
-        self.running[view.queue(t.job) as usize] += 1;
-    }
-
-    pub(crate) fn finished(&mut self, view: &View, t: TaskRef) {
-        let q = view.queue(t.job) as usize;
-        self.running[q] = self.running[q].saturating_sub(1);
-    }
-
-    /// One container at a time: the neediest queue that still has a job with a fitting task
-    /// gets it; `pick(view, job, left, chosen)` names that job's next task (it must fit `left`
-    /// and not be in `chosen`), or `None`.
-    pub(crate) fn assign(
-        &self,
-        view: &View,
-        free: &ResVec,
-        out: &mut Vec<TaskRef>,
-        mut pick: impl FnMut(&View, u32, &ResVec, &HashSet<TaskRef>) -> Option<TaskRef>,
-    ) {
-        let mut state = (*free, self.running.clone(), HashSet::<TaskRef>::new());
-        serve_queues(
-            self.shares.len(),
-            &mut state,
-            |(_, running, _), q| relative(running[q] as f64, self.shares[q]),
-            |(left, running, chosen), q| {
-                for &job in view.active() {
-                    if view.queue(job) as usize != q {
-                        continue;
-                    }
-                    if let Some(t) = pick(view, job, left, chosen) {
-                        debug_assert!(fits(view, &view.requested(t.job, t.task), left));
-                        left.sub_assign(&view.requested(t.job, t.task));
-                        chosen.insert(t);
-                        out.push(t);
-                        running[q] += 1;
-                        return true;
-                    }
-                }
-                false
-            },
-        );
-    }
-}
 
 /// The runnable task of `job` with the highest `score` that fits `left` and is not in `chosen`
 /// (ties: lower task id, i.e. stage order), scanning every runnable task.

@@ -15,7 +15,8 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use super::cp::{best_in_job, CsQueues};
+use super::capacity::CsQueues;
+use super::cp::best_in_job;
 use super::priority_cache::PriorityCache;
 use super::tetris::{best, candidates, take, Cand};
 use super::{GrapheneOnline, Policy, TaskRef};
