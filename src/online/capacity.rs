@@ -6,8 +6,6 @@
 //! The queue and job choice ([`CsQueues`]) takes the choice inside a job as a parameter, so
 //! that `cp` (critical-path order) and `graphene+cs` (Graphene's order) change only that.
 
-use std::collections::HashSet;
-
 use super::{fits, relative, serve_queues, Policy, TaskRef};
 use crate::model::ResVec;
 use crate::sim::View;
@@ -48,7 +46,7 @@ impl Policy for CapacityScheduler {
 /// The job's first runnable task in stage order that fits `left` and is not in `chosen`.
 /// Tasks of a stage share their requested demand in most traces, so a stage is left at its
 /// first task that does not fit rather than scanned to the end.
-fn first_fitting(view: &View, job: u32, left: &ResVec, chosen: &HashSet<TaskRef>) -> Option<TaskRef> {
+fn first_fitting(view: &View, job: u32, left: &ResVec, chosen: &[TaskRef]) -> Option<TaskRef> {
     let st = view.job_state(job);
     for &s in &st.runnable_stages {
         for &t in st.runnable_in(s).iter().rev() {
@@ -98,28 +96,29 @@ impl CsQueues {
 
     /// One container at a time: the neediest queue that still has a job with a fitting task
     /// gets it; `pick(view, job, left, chosen)` names that job's next task (it must fit `left`
-    /// and not be in `chosen`), or `None`.
+    /// and not be in `chosen`, the tasks taken so far in this heartbeat), or `None`. `chosen`
+    /// is the output list itself: a heartbeat fills one machine, so it stays short and a
+    /// linear scan beats hashing.
     pub(crate) fn assign(
         &self,
         view: &View,
         free: &ResVec,
         out: &mut Vec<TaskRef>,
-        mut pick: impl FnMut(&View, u32, &ResVec, &HashSet<TaskRef>) -> Option<TaskRef>,
+        mut pick: impl FnMut(&View, u32, &ResVec, &[TaskRef]) -> Option<TaskRef>,
     ) {
-        let mut state = (*free, self.running.clone(), HashSet::<TaskRef>::new());
+        let mut state = (*free, self.running.clone());
         serve_queues(
             self.shares.len(),
             &mut state,
-            |(_, running, _), q| relative(running[q] as f64, self.shares[q]),
-            |(left, running, chosen), q| {
+            |(_, running), q| relative(running[q] as f64, self.shares[q]),
+            |(left, running), q| {
                 for &job in view.active() {
                     if view.queue(job) as usize != q {
                         continue;
                     }
-                    if let Some(t) = pick(view, job, left, chosen) {
+                    if let Some(t) = pick(view, job, left, out) {
                         debug_assert!(fits(view, &view.requested(t.job, t.task), left));
                         left.sub_assign(&view.requested(t.job, t.task));
-                        chosen.insert(t);
                         out.push(t);
                         running[q] += 1;
                         return true;

@@ -2,7 +2,7 @@
 //! the longest critical path to the job's end goes first (the papers' "CS with CP order").
 //! The queue and job choice is [`CsQueues`], shared with `cs` and `graphene+cs`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use super::capacity::CsQueues;
 use super::{fits, Policy, TaskRef};
@@ -15,7 +15,7 @@ pub(crate) fn best_in_job(
     view: &View,
     job: u32,
     left: &ResVec,
-    chosen: &HashSet<TaskRef>,
+    chosen: &[TaskRef],
     score: &[f64],
 ) -> Option<TaskRef> {
     let st = view.job_state(job);
