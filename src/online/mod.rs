@@ -8,6 +8,7 @@ mod cp;
 mod drf;
 mod fifo;
 mod graphene;
+mod heft;
 mod hybrid;
 mod priority_cache;
 mod random;
@@ -60,7 +61,7 @@ pub struct OnlineSettings {
 
 /// Online scheduler names `by_name` accepts.
 pub const NAMES: &[&str] =
-    &["graphene", "cs", "fifo", "tetris", "cp", "drf", "random", "graphene+cs", "graphene+tetris"];
+    &["graphene", "cs", "fifo", "tetris", "cp", "drf", "random", "graphene+cs", "graphene+tetris", "heft"];
 
 /// Builds the online scheduler called `name`.
 pub fn by_name(name: &str, s: &OnlineSettings) -> crate::Result<Box<dyn Policy>> {
@@ -74,6 +75,7 @@ pub fn by_name(name: &str, s: &OnlineSettings) -> crate::Result<Box<dyn Policy>>
         "random" => Box::new(random::RandomPolicy::new(s.seed)),
         "graphene+cs" => Box::new(hybrid::GrapheneCs::new(s.shares.clone(), &s.graphene)),
         "graphene+tetris" => Box::new(hybrid::GrapheneTetris::new(&s.graphene)),
+        "heft" => Box::new(heft::HeftOnline::new()),
         other => {
             return Err(crate::Error::Usage(format!(
                 "unknown online scheduler '{other}' (known: {})",

@@ -38,7 +38,8 @@ pub struct SimConfig {
     pub misestimate: Option<(f64, f64)>,
     pub seed: u64,
     /// Speed of each machine (a task runs for duration / speed there); empty means all 1.
-    /// Policies are not told: the online schedulers here plan in durations, as YARN's do.
+    /// Policies may read them ([`View::speed`]); only `heft` does: the others plan in
+    /// durations, as YARN's schedulers do.
     pub speeds: Vec<f64>,
 }
 
@@ -60,9 +61,25 @@ pub struct View<'a> {
     active: &'a [u32],
     queue_of: &'a [u32],
     factors: &'a [Vec<(f64, f64)>],
+    machines: &'a [Machine],
+    speeds: &'a [f64],
 }
 
 impl<'a> View<'a> {
+    /// Speed of machine `m` (a task runs for duration / speed there).
+    pub fn speed(&self, m: usize) -> f64 {
+        speed_of(self.speeds, m)
+    }
+
+    /// What machine `m` has not allocated to running tasks (negative on an overbooked
+    /// resource): a speed-aware policy compares machines before it takes a task.
+    pub fn free(&self, m: usize) -> ResVec {
+        let mach = &self.machines[m];
+        let mut f = mach.cap;
+        f.sub_assign(&mach.allocated);
+        f
+    }
+
     /// Jobs that have arrived and not finished, in arrival order.
     pub fn active(&self) -> &[u32] {
         self.active
@@ -176,6 +193,11 @@ struct Running {
     version: u32,
     requested: ResVec,
     actual: ResVec,
+}
+
+/// Speed `k` of `speeds`, 1 where absent or not a positive number.
+fn speed_of(speeds: &[f64], k: usize) -> f64 {
+    speeds.get(k).copied().filter(|s| s.is_finite() && *s > 0.0).unwrap_or(1.0)
 }
 
 struct Machine {
@@ -379,6 +401,8 @@ impl<'w> Sim<'w> {
             active: &self.active,
             queue_of: &self.queue_of,
             factors: &self.factors,
+            machines: &self.machines,
+            speeds: &self.cfg.speeds,
         }
     }
 
@@ -439,7 +463,7 @@ impl<'w> Sim<'w> {
         }
         let task = &dag.tasks[t.task as usize];
         let now = self.now;
-        let speed = self.cfg.speeds.get(k).copied().filter(|s| s.is_finite() && *s > 0.0).unwrap_or(1.0);
+        let speed = speed_of(&self.cfg.speeds, k);
         let mach = &mut self.machines[k];
         mach.allocated.add_assign(&requested);
         mach.load.add_assign(&task.demand);

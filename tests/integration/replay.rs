@@ -273,3 +273,70 @@ fn replay_runs_tasks_at_their_machines_speed() {
     assert_eq!(validate_replay_on(&w, &cluster, &cfg.speeds, &r), vec![]);
     assert!(validate_replay(&w, &cluster, &r).iter().any(|v| matches!(v, Violation::TooShort { .. })));
 }
+
+/// Runs `scheduler` on `trace` and returns schedule.csv's rows as (task id, machine, start, end).
+fn realized(trace: &std::path::Path, out: &std::path::Path, scheduler: &str, extra: &[&str]) -> Vec<(String, u32, f64, f64)> {
+    let args = ["replay", trace.to_str().unwrap(), "--scheduler", scheduler, "-q", "--no-timing", "--out", out.to_str().unwrap()];
+    run(&[&args[..], extra].concat()).ok();
+    std::fs::read_to_string(out.join("schedule.csv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[1].to_string(), f[2].parse().unwrap(), f[3].parse().unwrap(), f[4].parse().unwrap())
+        })
+        .collect()
+}
+
+/// Online HEFT's processor choice: one 10 s task, a machine of speed 1 and one of speed 2. The
+/// task goes to the fast machine and runs 5 s, whichever machine asks first (the slow one
+/// declines while the fast one has room). FIFO takes the first machine that asks.
+#[test]
+fn heft_online_puts_a_task_where_it_finishes_first() {
+    let dir = tempdir();
+    let trace = write(
+        dir.path(),
+        "t.csv",
+        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations\nA,0,q0,s,1,10,2,1,0,0,,\n",
+    );
+    for speeds in ["1,2", "2,1"] {
+        let cluster = ["--machines", "2", "--capacity", "cpu=2,mem=8", "--speeds", speeds];
+        let heft = realized(&trace, &dir.path().join("h"), "heft", &cluster);
+        let fast = if speeds == "1,2" { 1 } else { 0 };
+        assert_eq!(heft.len(), 1);
+        // Heartbeats are staggered over the first second (machine 1 first asks at 0.5 s).
+        let start = if fast == 0 { 0.0 } else { 0.5 };
+        assert_eq!((heft[0].1, heft[0].2, heft[0].3), (fast, start, start + 5.0), "speeds {speeds}: {heft:?}");
+    }
+    let fifo = realized(&trace, &dir.path().join("f"), "fifo", &["--machines", "2", "--capacity", "cpu=2,mem=8", "--speeds", "1,2"]);
+    assert_eq!((fifo[0].1, fifo[0].3 - fifo[0].2), (0, 10.0), "fifo takes machine 0, the first to ask: {fifo:?}");
+}
+
+/// Online HEFT's task order: upward rank. On one machine that runs one task at a time, stage b
+/// (2 s, then its child c, 10 s: rank 12) goes before stage a (1 s, rank 1), which FIFO runs
+/// first in stage order. Hand-checked schedules: heft b 0-2, c 2-12, a 12-13; fifo a 0-1,
+/// b 1-3, c 3-13.
+#[test]
+fn heft_online_runs_the_longest_path_first() {
+    let dir = tempdir();
+    let trace = write(
+        dir.path(),
+        "t.csv",
+        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents\n\
+         A,0,q0,a,1,1,1,1,0,0,\n\
+         A,0,q0,b,1,2,1,1,0,0,\n\
+         A,0,q0,c,1,10,1,1,0,0,b\n",
+    );
+    let cluster = ["--machines", "1", "--capacity", "cpu=1,mem=8"];
+    let times = |rows: Vec<(String, u32, f64, f64)>| -> Vec<(String, f64, f64)> {
+        let mut v: Vec<_> = rows.into_iter().map(|(id, _, s, e)| (id, s, e)).collect();
+        v.sort_by(|x, y| x.1.total_cmp(&y.1));
+        v
+    };
+    let heft = times(realized(&trace, &dir.path().join("h"), "heft", &cluster));
+    let fifo = times(realized(&trace, &dir.path().join("f"), "fifo", &cluster));
+    let ids = |v: &[(String, f64, f64)]| v.iter().map(|x| (x.0.split('[').next().unwrap().to_string(), x.1, x.2)).collect::<Vec<_>>();
+    assert_eq!(ids(&heft), vec![("b".into(), 0.0, 2.0), ("c".into(), 2.0, 12.0), ("a".into(), 12.0, 13.0)]);
+    assert_eq!(ids(&fifo), vec![("a".into(), 0.0, 1.0), ("b".into(), 1.0, 3.0), ("c".into(), 3.0, 13.0)]);
+}
