@@ -18,7 +18,7 @@ pub use capacity::CapacityScheduler;
 pub use fifo::Fifo;
 pub use graphene::{Charge, Eta, Graphene, GrapheneOnline, CHARGE_WINDOW_S};
 pub use priority_cache::PriorityCache;
-pub use slearn::{pilots_for, SLearn};
+pub use slearn::{pilots_for, Estimate, SLearn, THIN_LIMIT};
 
 use crate::model::{ResVec, TaskId};
 use crate::sim::View;

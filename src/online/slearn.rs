@@ -119,6 +119,18 @@ impl JobInfo {
     }
 }
 
+/// A stage's learned mean task runtime, logged when its last pilot finished.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Estimate {
+    pub job: u32,
+    pub stage: u32,
+    /// Mean observed runtime of the stage's pilots.
+    pub mean: f64,
+    pub pilots: u32,
+    /// Simulated time the estimate became known.
+    pub at: f64,
+}
+
 pub struct SLearn {
     rng: ChaCha8Rng,
     /// Per job id; `None` before arrival and after the job finished.
@@ -133,6 +145,7 @@ pub struct SLearn {
     /// Elementwise smallest request of any task seen: when it does not fit, nothing does.
     min_req: Option<ResVec>,
     picked: HashSet<TaskRef>,
+    estimates: Vec<Estimate>,
 }
 
 impl SLearn {
@@ -151,13 +164,14 @@ impl SLearn {
             pilot_start: HashMap::new(),
             min_req: None,
             picked: HashSet::new(),
+            estimates: Vec::new(),
         }
     }
 
-    /// The learned mean task runtime of `stage` of `job`, once its pilots have finished (for
-    /// reports and tests).
-    pub fn learned(&self, job: u32, stage: u32) -> Option<f64> {
-        self.jobs.get(job as usize)?.as_ref()?.stages.get(stage as usize)?.mean
+    /// Every estimate learned so far, in the order they were learned: what the policy believed,
+    /// for measuring its accuracy against what the stages then took (`examples/slearn_accuracy`).
+    pub fn estimates(&self) -> &[Estimate] {
+        &self.estimates
     }
 
     /// Starts sampling stage `s` of `job`: it has runnable tasks now.
@@ -397,6 +411,7 @@ impl Policy for SLearn {
             if st.pilots_done == st.wanted {
                 let mean = st.pilot_sum / st.pilots_done as f64;
                 st.mean = Some(mean);
+                self.estimates.push(Estimate { job, stage: s as u32, mean, pilots: st.pilots_done, at: view.now });
                 info.learned_rem += mean * st.unlaunched as f64;
                 info.learned_unlaunched += st.unlaunched;
                 info.unlearned_unlaunched = info.unlearned_unlaunched.saturating_sub(st.unlaunched);
