@@ -47,8 +47,9 @@ fn main() -> Result<(), String> {
     let trace = trace.ok_or("usage: slearn_accuracy TRACE [--machines N] [--seed S] [--misestimate LO:HI]")?;
     let (w, _) = load(trace.as_ref(), &TraceOptions::default()).map_err(|e| e.to_string())?;
     let first = w.jobs.first().ok_or("the trace holds no jobs")?;
-    let cluster =
-        ClusterSpec::uniform(machines, ClusterSpec::default_capacity()).resolve(&first.dag.resources).map_err(|e| e.to_string())?;
+    let cluster = ClusterSpec::uniform(machines, ClusterSpec::default_capacity())
+        .resolve(&first.dag.resources)
+        .map_err(|e| e.to_string())?;
     let mut policy = SLearn::new(seed);
     let r = run(&w, &cluster, &mut policy, &SimConfig { misestimate, seed, ..SimConfig::default() })
         .map_err(|e| e.to_string())?;

@@ -16,8 +16,8 @@
 //!   adaptive algorithm mostly picks (its Table 6: fixed 3% within a few percent of adaptive on
 //!   all three traces); the adaptive search over 1-5% needs hundreds of finished jobs per ratio
 //!   and is left out. Random rather than lowest-id pilots because tasks of one stage can differ
-//!   systematically by index (the first tasks of several TPC-H stages run 20x longer than the
-//!   rest).
+//!   systematically by index: in 132 of the 444 distinct TPC-H stages of 20 or more tasks, the
+//!   first 5% of the tasks run over 5x longer than the rest on average (up to 45x).
 //! * **Thin jobs.** A job with fewer than 3 tasks (the paper's thinLimit) is not sampled: it
 //!   goes straight to the highest priority, FIFO. Likewise a stage narrower than 3 tasks has
 //!   every task as a pilot, so a two-task stage is not serialized behind its own sample.
@@ -37,8 +37,10 @@
 //! * The paper's GS puts jobs into 10 priority queues 10x apart in estimated size (the first
 //!   below 1,000 task-seconds), FIFO inside a queue and weighted sharing across queues against
 //!   starvation. Here jobs are ordered by the estimate itself (the limit of fine queues): the
-//!   paper's thresholds would put every job of the TPC-H benchmark (44 to 1,309 task-seconds)
-//!   into the first queue and make the policy FIFO.
+//!   paper's thresholds would put nearly every job of the TPC-H benchmark (44 to 1,309
+//!   task-seconds of nominal work) into the first queue and make the policy FIFO. Without the
+//!   weighted sharing a large job can wait behind a stream of smaller ones; on the TPC-H
+//!   benchmark at 70-90% load the last job still ends within 1% of graphene's makespan.
 //! * DAGs. The paper's SLearn-DAG samples only the first stage and scales a history-based
 //!   (3Sigma) prediction of the other stages by what it learned. There is no history here, and
 //!   the per-task estimates the simulator offers are exactly what SLearn must not read, so every
@@ -212,14 +214,7 @@ impl SLearn {
 /// Takes runnable tasks of stage `s` of `job`, lowest id first, that are not in `skip`, while
 /// they fit `left`. Tasks of a stage share their request in the traces we replay, so the first
 /// that does not fit ends the stage.
-fn take_stage(
-    view: &View,
-    job: u32,
-    s: u32,
-    left: &mut ResVec,
-    skip: &HashSet<TaskRef>,
-    out: &mut Vec<TaskRef>,
-) {
+fn take_stage(view: &View, job: u32, s: u32, left: &mut ResVec, skip: &HashSet<TaskRef>, out: &mut Vec<TaskRef>) {
     for &task in view.job_state(job).runnable_in(s).iter().rev() {
         let t = TaskRef { job, task };
         if skip.contains(&t) {
