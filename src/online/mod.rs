@@ -12,12 +12,14 @@ mod heft;
 mod hybrid;
 mod priority_cache;
 mod random;
+mod slearn;
 mod tetris;
 
 pub use capacity::CapacityScheduler;
 pub use fifo::Fifo;
 pub use graphene::{Charge, Eta, Graphene, GrapheneOnline, CHARGE_WINDOW_S};
 pub use priority_cache::PriorityCache;
+pub use slearn::{pilots_for, Estimate, SLearn, THIN_LIMIT};
 
 use crate::model::{ResVec, TaskId};
 use crate::sim::View;
@@ -61,7 +63,7 @@ pub struct OnlineSettings {
 
 /// Online scheduler names `by_name` accepts.
 pub const NAMES: &[&str] =
-    &["graphene", "cs", "fifo", "tetris", "cp", "drf", "random", "graphene+cs", "graphene+tetris", "heft"];
+    &["graphene", "cs", "fifo", "tetris", "cp", "drf", "random", "slearn", "graphene+cs", "graphene+tetris", "heft"];
 
 /// Builds the online scheduler called `name`.
 pub fn by_name(name: &str, s: &OnlineSettings) -> crate::Result<Box<dyn Policy>> {
@@ -73,6 +75,7 @@ pub fn by_name(name: &str, s: &OnlineSettings) -> crate::Result<Box<dyn Policy>>
         "cp" => Box::new(cp::CriticalPath::new(s.shares.clone())),
         "drf" => Box::new(drf::Drf::new(s.shares.clone())),
         "random" => Box::new(random::RandomPolicy::new(s.seed)),
+        "slearn" => Box::new(SLearn::new(s.seed)),
         "graphene+cs" => Box::new(hybrid::GrapheneCs::new(s.shares.clone(), &s.graphene)),
         "graphene+tetris" => Box::new(hybrid::GrapheneTetris::new(&s.graphene)),
         "heft" => Box::new(heft::HeftOnline::new()),

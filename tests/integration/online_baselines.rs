@@ -1,7 +1,8 @@
-//! The online baselines (`tetris`, `cp`, `drf`, `random`, `graphene+cs`, `graphene+tetris`)
-//! and every other name in `graphene::online::NAMES`, through the library: every job finishes,
-//! realized schedules respect the DAGs and the machines' cpu and mem, `random` is a function of
-//! its seed, and hand-computed JCTs for `tetris` and `cp`.
+//! The online baselines (`tetris`, `cp`, `drf`, `random`, `slearn`, `graphene+cs`,
+//! `graphene+tetris`) and every other name in `graphene::online::NAMES`, through the library:
+//! every job finishes, realized schedules respect the DAGs and the machines' cpu and mem,
+//! `random` and `slearn` are functions of their seed, hand-computed JCTs for `tetris`, `cp` and
+//! `slearn`, and `slearn`'s JCTs do not move when estimates are wrong.
 
 use std::collections::BTreeMap;
 
@@ -211,4 +212,125 @@ J,0,q,z,1,3,1,1,0,0,y,
     let y_start = r.runs.iter().find(|x| x.task == 2).unwrap().start;
     assert_eq!(y_start, 0.0, "the critical-path stage starts first");
     assert_eq!(jcts(&replay("cs", &w, &c, 0, None)), vec![7.0]);
+}
+
+/// SLearn, by hand. One machine with 2 cores, every task 1 core; a stage of 3 to 33 tasks has
+/// one pilot (`pilots_for`), and tasks of a stage run equally long, so which task is the pilot
+/// does not matter. A (4 tasks of 10 s) arrives at 0, B (4 tasks of 2 s) at 1.
+/// * 0: A's pilot takes a core; nothing is learned yet, so work conservation gives the other
+///   core to a second A task (both run 0-10).
+/// * 10: both end. A's pilot took 10 s: A is estimated at 10 x 2 tasks not launched = 20. The
+///   two free cores go, by priority, to B's pilot (pilots come before learned jobs: 10-12) and
+///   to A (10-20).
+/// * 12: B's pilot took 2 s: B is 2 x 3 = 6 against A's 10 x 1 = 10, so B runs although A
+///   arrived first: 12-14, 14-16, 16-18 (B: JCT 17). A's last task gets the core at 18 and ends
+///   at 28 (JCT 28).
+///
+/// FIFO runs A to the end first: A 20, B 23.
+#[test]
+fn slearn_runs_pilots_first_then_prefers_the_shorter_learned_job() {
+    let w = workload(
+        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations
+A,0,q,s,4,10,1,1,0,0,,
+B,1,q,s,4,2,1,1,0,0,,
+",
+    );
+    let c = cluster(&w, 1, &[("cpu", 2.0), ("mem", 8.0)]);
+    let r = replay("slearn", &w, &c, 0, None);
+    check("slearn", &w, &c, &r);
+    assert_eq!(jcts(&r), vec![28.0, 17.0]);
+    let mut starts: Vec<(f64, u32)> = r.runs.iter().map(|x| (x.start, x.job)).collect();
+    starts.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    assert_eq!(starts, vec![(0.0, 0), (0.0, 0), (10.0, 0), (10.0, 1), (12.0, 1), (14.0, 1), (16.0, 1), (18.0, 0)]);
+    assert_eq!(jcts(&replay("fifo", &w, &c, 0, None)), vec![20.0, 23.0]);
+}
+
+/// SLearn on a DAG, by hand: stages are sampled as they become runnable, and a job's stages not
+/// sampled yet count at the mean of its pilots so far. One machine with 1 core. A arrives at 0:
+/// stage a1 (3 tasks of 4 s), then a2 (3 tasks of 1 s, after all of a1). B arrives at 0.5: 3
+/// tasks of 5 s. One pilot per stage.
+/// * 0-4: a1's pilot. A is then 4 x 2 (a1) + 4 x 3 (a2, not sampled: A's pilot mean) = 20.
+/// * 4-9: B's pilot (pilots first). B is then 5 x 2 = 10 < 20: B runs 9-14, 14-19 (JCT 18.5).
+///   Counting only a1 would have made A 8 < 10 and run A first; its true remaining work is 11.
+/// * a1's other tasks 19-23, 23-27; a2's pilot 27-28, the rest 28-29, 29-30 (A: JCT 30).
+#[test]
+fn slearn_samples_each_stage_and_extrapolates_to_the_rest() {
+    let w = workload(
+        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations
+A,0,q,a1,3,4,1,1,0,0,,
+A,0,q,a2,3,1,1,1,0,0,a1,
+B,0.5,q,b,3,5,1,1,0,0,,
+",
+    );
+    let c = cluster(&w, 1, &[("cpu", 1.0), ("mem", 8.0)]);
+    let r = replay("slearn", &w, &c, 0, None);
+    check("slearn", &w, &c, &r);
+    assert_eq!(jcts(&r), vec![30.0, 18.5]);
+    assert_eq!(jcts(&replay("fifo", &w, &c, 0, None)), vec![15.0, 29.5]);
+}
+
+/// Jobs with DAGs and skewed per-task durations for the misestimation and seed tests: 1-core
+/// tasks, so on machines of 1.35 cores exactly one task fits whatever factor in [0.7, 1.3]
+/// scales its request, and misestimation can change a policy's choices only if it reads
+/// estimated durations.
+const SKEWED: &str = "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations
+a,0,q0,m,6,3,1,1,0,0,,9;1;1;2;3;2
+a,0,q0,r,3,2,1,1,0,0,m,
+b,1,q1,m,4,1,1,1,0,0,,
+b,1,q1,x,4,6,1,1,0,0,~m,2;4;8;10
+c,2,q0,s,8,2,1,1,0,0,,1;1;1;1;1;1;1;9
+c,2,q0,t,2,5,1,1,0,0,s,
+d,3,q1,only,12,1,1,1,0,0,,
+e,4,q0,big,5,8,1,1,0,0,,12;4;8;8;8
+e,4,q0,tail,1,1,1,1,0,0,big,
+f,5,q1,pair,2,3,1,1,0,0,,
+";
+
+/// SLearn never reads estimates: its JCTs are bit-for-bit the same with and without
+/// `--misestimate`, for several seeds, where policies that plan with estimated durations change.
+#[test]
+fn slearn_is_immune_to_misestimated_durations() {
+    let w = workload(SKEWED);
+    let c = cluster(&w, 3, &[("cpu", 1.35), ("mem", 8.0)]);
+    let bits = |r: &SimResult| r.jobs.iter().map(|j| j.finish.to_bits()).collect::<Vec<_>>();
+    let mut others_moved = 0;
+    for seed in 1..=4 {
+        let exact = replay("slearn", &w, &c, seed, None);
+        let off = replay("slearn", &w, &c, seed, Some((-0.3, 0.3)));
+        check("slearn misestimated", &w, &c, &off);
+        assert_eq!(bits(&exact), bits(&off), "seed {seed}: {:?} vs {:?}", jcts(&exact), jcts(&off));
+        for other in ["tetris", "graphene"] {
+            if bits(&replay(other, &w, &c, seed, None)) != bits(&replay(other, &w, &c, seed, Some((-0.3, 0.3)))) {
+                others_moved += 1;
+            }
+        }
+    }
+    assert!(others_moved > 0, "the setting must be one where reading estimates changes the outcome");
+}
+
+/// The pilot draw is seeded: the same seed gives the same schedule, every schedule passes the
+/// replay checker, and another seed picks other pilots and so (with skewed tasks) schedules
+/// differently.
+#[test]
+fn slearn_is_valid_and_a_function_of_its_seed() {
+    use graphene::validate::validate_replay;
+    let small = workload(&std::fs::read_to_string(repo("traces/small.csv")).unwrap());
+    let skewed = workload(SKEWED);
+    for (w, c) in [
+        (&small, cluster(&small, 3, &[("cpu", 8.0), ("mem", 32.0), ("disk", 200.0), ("net", 1250.0)])),
+        (&skewed, cluster(&skewed, 2, &[("cpu", 2.0), ("mem", 8.0)])),
+    ] {
+        for mis in [None, Some((-0.4, 0.4))] {
+            let a = replay("slearn", w, &c, 7, mis);
+            assert_eq!(validate_replay(w, &c, &a), vec![]);
+            check("slearn", w, &c, &a);
+            assert_eq!(fingerprint(&a), fingerprint(&replay("slearn", w, &c, 7, mis)));
+        }
+    }
+    let c = cluster(&skewed, 2, &[("cpu", 2.0), ("mem", 8.0)]);
+    let base = fingerprint(&replay("slearn", &skewed, &c, 7, None));
+    assert!(
+        (8..16).any(|seed| fingerprint(&replay("slearn", &skewed, &c, seed, None)) != base),
+        "the seed picks the pilots"
+    );
 }
