@@ -390,7 +390,13 @@ impl Dag {
     pub fn sub(&self, range: std::ops::Range<usize>) -> Dag {
         let base_stage = range.start as u32;
         let first = self.stages.get(range.start).map_or(0, |s| s.first);
-        let keep = |e: &StageEdge| (e.stage as usize) >= range.start && (e.stage as usize) < range.end;
+        let remap = |edges: &[StageEdge]| -> Vec<StageEdge> {
+            edges
+                .iter()
+                .filter(|e| range.contains(&(e.stage as usize)))
+                .map(|e| StageEdge { stage: e.stage - base_stage, kind: e.kind })
+                .collect()
+        };
         let stages: Vec<Stage> = self.stages[range.clone()]
             .iter()
             .map(|s| Stage {
@@ -398,18 +404,8 @@ impl Dag {
                 group: s.group,
                 first: s.first - first,
                 len: s.len,
-                parents: s
-                    .parents
-                    .iter()
-                    .filter(|e| keep(e))
-                    .map(|e| StageEdge { stage: e.stage - base_stage, kind: e.kind })
-                    .collect(),
-                children: s
-                    .children
-                    .iter()
-                    .filter(|e| keep(e))
-                    .map(|e| StageEdge { stage: e.stage - base_stage, kind: e.kind })
-                    .collect(),
+                parents: remap(&s.parents),
+                children: remap(&s.children),
             })
             .collect();
         let last = stages.last().map_or(first, |s| first + s.first + s.len);
