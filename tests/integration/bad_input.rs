@@ -151,6 +151,25 @@ fn malformed_cluster_file_reports_its_name_and_position() {
     assert_fails_naming(&r, "broken-cluster.json", &["line 2", "column"]);
 }
 
+/// Values checked after the cluster file is read have no position to report: the message names
+/// the field instead (and no "line 0").
+#[test]
+fn bad_cluster_values_are_named_by_field() {
+    let dir = tempdir();
+    for (text, field) in [
+        (r#"{"machines": [{"capacity": {"cpu": 16}, "speed": 0}]}"#, "machines[0].speed: 0 is not a finite number > 0"),
+        (
+            r#"{"machines": [{"capacity": {"cpu": 16}}], "pair_bandwidth": [{"groups": [0, 1], "bandwidth": 2}]}"#,
+            "pair_bandwidth[0].groups: group 1 does not exist",
+        ),
+    ] {
+        let cluster = write(dir.path(), "bad-values-cluster.json", text);
+        let r = run(&[Path::new("build-schedule"), &repo("traces/example.json"), Path::new("--cluster"), &cluster]);
+        assert_fails_naming(&r, "bad-values-cluster.json", &[field]);
+        assert!(!r.stderr.contains("line 0"), "{}", r.stderr);
+    }
+}
+
 // ---- validate: schedules that do not match the DAG ----------------------------------------
 
 /// A two-stage DAG on one 4-core machine: a[0], a[1] (4 long, 2 cores each), then b[0] (3 long,
