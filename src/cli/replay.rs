@@ -8,7 +8,7 @@ use graphene::metrics;
 use graphene::model::{ClusterSpec, Workload};
 use graphene::online::{self, Charge, Eta, GrapheneOnline, OnlineSettings};
 use graphene::output::write_atomic;
-use graphene::sim::{self, SimConfig};
+use graphene::sim::{self, Misestimated, SimConfig};
 use graphene::trace::{self, TraceFormat, TraceOptions};
 use graphene::{Error, Result};
 
@@ -58,6 +58,9 @@ pub struct Common {
     /// Schedulers see durations and demands off by a factor 1 + U(LOW, HIGH) per stage.
     #[arg(long, value_name = "LOW:HIGH")]
     pub misestimate: Option<String>,
+    /// Which estimates --misestimate falsifies (the draws are the same in every mode).
+    #[arg(long, value_enum, default_value = "both", requires = "misestimate")]
+    pub misestimate_what: MisestimatedArg,
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// No summary on standard error.
@@ -85,6 +88,13 @@ pub struct Args {
 pub enum ChargeArg {
     Time,
     Task,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum MisestimatedArg {
+    Durations,
+    Demands,
+    Both,
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -220,6 +230,11 @@ impl Common {
         let cfg = SimConfig {
             heartbeat: a.heartbeat,
             misestimate: a.misestimate.as_deref().map(parse_misestimate).transpose()?,
+            misestimate_what: match a.misestimate_what {
+                MisestimatedArg::Durations => Misestimated::Durations,
+                MisestimatedArg::Demands => Misestimated::Demands,
+                MisestimatedArg::Both => Misestimated::Both,
+            },
             seed: a.seed,
             speeds: if spec.speeds.iter().all(|&s| s == 1.0) { Vec::new() } else { spec.network().speeds },
         };

@@ -36,6 +36,8 @@ pub struct SimConfig {
     pub heartbeat: f64,
     /// Policies see durations and demands multiplied by 1 + U(low, high), drawn per stage.
     pub misestimate: Option<(f64, f64)>,
+    /// Which of the two estimates `misestimate` falsifies.
+    pub misestimate_what: Misestimated,
     pub seed: u64,
     /// Speed of each machine (a task runs for duration / speed there); empty means all 1.
     /// Policies may read them ([`View::speed`]); only `heft` does: the others plan in
@@ -45,8 +47,27 @@ pub struct SimConfig {
 
 impl Default for SimConfig {
     fn default() -> Self {
-        SimConfig { heartbeat: 1.0, misestimate: None, seed: 0, speeds: Vec::new() }
+        SimConfig {
+            heartbeat: 1.0,
+            misestimate: None,
+            misestimate_what: Misestimated::Both,
+            seed: 0,
+            speeds: Vec::new(),
+        }
     }
+}
+
+/// What `SimConfig::misestimate` falsifies. Both factors are drawn in every mode, so a stage's
+/// duration factor under `Durations` is the one it gets under `Both` (same seed): the modes
+/// differ only in what is left exact.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Misestimated {
+    /// Durations only (demands exact): isolates what duration estimates are worth.
+    Durations,
+    /// Demands only (durations exact).
+    Demands,
+    #[default]
+    Both,
 }
 
 /// What a policy may read about the simulation.
@@ -260,7 +281,14 @@ pub fn run_with_progress(
                 .iter()
                 .map(|_| match cfg.misestimate {
                     None => (1.0, 1.0),
-                    Some((lo, hi)) => (1.0 + rng.gen_range(lo..=hi), 1.0 + rng.gen_range(lo..=hi)),
+                    Some((lo, hi)) => {
+                        let (d, q) = (1.0 + rng.gen_range(lo..=hi), 1.0 + rng.gen_range(lo..=hi));
+                        match cfg.misestimate_what {
+                            Misestimated::Durations => (d, 1.0),
+                            Misestimated::Demands => (1.0, q),
+                            Misestimated::Both => (d, q),
+                        }
+                    }
                 })
                 .collect()
         })

@@ -41,7 +41,7 @@ fn settings(w: &Workload, seed: u64) -> OnlineSettings {
 
 fn replay(name: &str, w: &Workload, c: &Cluster, seed: u64, misestimate: Option<(f64, f64)>) -> SimResult {
     let mut policy = by_name(name, &settings(w, seed)).expect("a known scheduler");
-    run(w, c, policy.as_mut(), &SimConfig { heartbeat: 1.0, misestimate, seed, speeds: Vec::new() })
+    run(w, c, policy.as_mut(), &SimConfig { heartbeat: 1.0, misestimate, seed, ..SimConfig::default() })
         .expect("the replay runs")
 }
 

@@ -367,3 +367,30 @@ fn heft_online_runs_the_longest_path_first() {
     assert_eq!(ids(&heft), vec![("b".into(), 0.0, 2.0), ("c".into(), 2.0, 12.0), ("a".into(), 12.0, 13.0)]);
     assert_eq!(ids(&fifo), vec![("a".into(), 0.0, 1.0), ("b".into(), 1.0, 3.0), ("c".into(), 3.0, 13.0)]);
 }
+
+/// `--misestimate-what` keeps the draws and leaves one estimate exact: per stage, the duration
+/// factor under `durations` is the one `both` uses, with the demand factor 1, and the other way
+/// round for `demands`.
+#[test]
+fn misestimating_durations_or_demands_alone_keeps_the_same_draws() {
+    use graphene::model::ClusterSpec;
+    use graphene::online::Fifo;
+    use graphene::sim::{run, Misestimated, SimConfig};
+    use graphene::trace::{load, TraceOptions};
+
+    let (w, _) = load(&repo("traces/small.csv"), &TraceOptions { format: None, queues: None }).expect("trace loads");
+    let cluster = ClusterSpec::uniform(2, ClusterSpec::default_capacity()).resolve(&w.jobs[0].dag.resources).unwrap();
+    let factors = |what| {
+        let cfg = SimConfig { misestimate: Some((-0.5, 0.5)), misestimate_what: what, seed: 3, ..SimConfig::default() };
+        run(&w, &cluster, &mut Fifo, &cfg).unwrap().factors.concat()
+    };
+    let both = factors(Misestimated::Both);
+    assert!(both.iter().all(|&(d, q)| d != 1.0 && q != 1.0 && d != q), "{both:?}");
+    assert_eq!(factors(Misestimated::Durations), both.iter().map(|&(d, _)| (d, 1.0)).collect::<Vec<_>>());
+    assert_eq!(factors(Misestimated::Demands), both.iter().map(|&(_, q)| (1.0, q)).collect::<Vec<_>>());
+
+    let r =
+        crate::util::run(&["replay", repo("traces/small.csv").to_str().unwrap(), "--misestimate-what", "durations"]);
+    assert_ne!(r.code, Some(0), "--misestimate-what needs --misestimate");
+    assert!(r.stderr.contains("--misestimate"), "{}", r.stderr);
+}
