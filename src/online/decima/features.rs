@@ -84,6 +84,7 @@ impl Obs {
             let mut kids = vec![Vec::new(); xs.len()];
             let mut has_parent = vec![false; xs.len()];
             for &(p, c) in edges {
+                assert!(p < c, "edges go from a lower to a higher node index (topological order)");
                 kids[p as usize].push(base + c);
                 has_parent[c as usize] = true;
             }
