@@ -116,9 +116,11 @@ pub fn run(a: Args) -> Result<i32> {
     let bar = if show {
         let b = indicatif::ProgressBar::new(a.iterations as u64);
         b.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} train-decima [{bar:30}] {pos}/{len} iterations {msg} ({elapsed})")
-                .expect("a valid template")
-                .progress_chars("=> "),
+            indicatif::ProgressStyle::with_template(
+                "{spinner} train-decima [{bar:30}] {pos}/{len} iterations {msg} ({elapsed})",
+            )
+            .expect("a valid template")
+            .progress_chars("=> "),
         );
         Some(b)
     } else {
@@ -142,8 +144,10 @@ pub fn run(a: Args) -> Result<i32> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let curve: Vec<_> =
-        stats.iter().filter_map(|s| s.eval_jct.map(|j| serde_json::json!({"iteration": s.iteration, "mean_jct": j}))).collect();
+    let curve: Vec<_> = stats
+        .iter()
+        .filter_map(|s| s.eval_jct.map(|j| serde_json::json!({"iteration": s.iteration, "mean_jct": j})))
+        .collect();
     let dag_names: Vec<String> =
         a.dags.iter().map(|p| p.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()).collect();
     model.trained = serde_json::json!({

@@ -218,13 +218,7 @@ pub fn next_task(view: &View, track: &JobTrack, job: u32, s: u32) -> Option<u32>
 }
 
 /// The observation for machine `machine` (capacity `cap`) with `left` free, over `jobs`.
-pub fn observe(
-    view: &View,
-    jobs: &HashMap<u32, JobTrack>,
-    total: &ResVec,
-    cap: &ResVec,
-    left: &ResVec,
-) -> Obs {
+pub fn observe(view: &View, jobs: &HashMap<u32, JobTrack>, total: &ResVec, cap: &ResVec, left: &ResVec) -> Obs {
     let hard = view.hard;
     let mut b = Builder::default();
     let mut local = Vec::new();

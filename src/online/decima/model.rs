@@ -78,7 +78,10 @@ impl Model {
             return Err(Error::field("format", format!("'{}' is not '{FORMAT}'", f.format)));
         }
         if f.version != VERSION {
-            return Err(Error::field("version", format!("{} is not supported (this build reads {VERSION})", f.version)));
+            return Err(Error::field(
+                "version",
+                format!("{} is not supported (this build reads {VERSION})", f.version),
+            ));
         }
         let want = ArchInfo::current();
         let pairs = [
@@ -95,7 +98,10 @@ impl Model {
         }
         let len = Arch::new().len;
         if f.params.len() != len {
-            return Err(Error::field("params", format!("{} values, but the network has {len} parameters", f.params.len())));
+            return Err(Error::field(
+                "params",
+                format!("{} values, but the network has {len} parameters", f.params.len()),
+            ));
         }
         if let Some(i) = f.params.iter().position(|x| !x.is_finite()) {
             return Err(Error::field(format!("params[{i}]"), "not a finite number"));

@@ -191,7 +191,9 @@ fn check(cfg: &TrainConfig) -> Result<()> {
     if !(cfg.entropy.is_finite() && cfg.entropy >= 0.0) {
         return bad(format!("entropy weight {} must be a finite number >= 0", cfg.entropy));
     }
-    for (name, v) in [("episode start", cfg.episode_start), ("episode max", cfg.episode_max), ("mean gap", cfg.mean_gap)] {
+    for (name, v) in
+        [("episode start", cfg.episode_start), ("episode max", cfg.episode_max), ("mean gap", cfg.mean_gap)]
+    {
         if !(v.is_finite() && v > 0.0) {
             return bad(format!("{name} {v} must be a finite number > 0"));
         }
