@@ -77,7 +77,7 @@ impl Obs {
     /// Builds an observation from parts (tests and tools): per job, its node features, its
     /// edges as (parent, child) node indices local to the job (parent < child), which local
     /// nodes are candidates, its job features and share.
-    pub fn from_parts(jobs: &[(Vec<[f64; F]>, Vec<(u32, u32)>, Vec<u32>, [f64; J], f64)]) -> Obs {
+    pub fn from_parts(jobs: &[JobParts]) -> Obs {
         let mut b = Builder::default();
         for (ji, (xs, edges, cands, jx, share)) in jobs.iter().enumerate() {
             let base = b.obs.x.len() as u32;
@@ -96,6 +96,10 @@ impl Obs {
         b.finish()
     }
 }
+
+/// One job for [`Obs::from_parts`]: node features, (parent, child) edges, candidate nodes, job
+/// features, share.
+pub type JobParts = (Vec<[f64; F]>, Vec<(u32, u32)>, Vec<u32>, [f64; J], f64);
 
 #[derive(Default)]
 struct Builder {

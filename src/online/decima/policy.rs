@@ -19,7 +19,7 @@ enum Mode {
     /// The highest score (ties: the first candidate, i.e. earlier job then lower stage).
     Greedy,
     /// Sampled from the softmax (training rollouts), seeded.
-    Sample(ChaCha8Rng),
+    Sample(Box<ChaCha8Rng>),
 }
 
 /// One action as training needs it: the observation, the candidate and the position of the
@@ -71,7 +71,7 @@ impl Decima {
     /// Sampling actions with `seed` and recording every step (a training rollout).
     pub fn sampling(model: &Model, seed: u64) -> Decima {
         let mut d = Decima::new(model);
-        d.mode = Mode::Sample(ChaCha8Rng::seed_from_u64(seed));
+        d.mode = Mode::Sample(Box::new(ChaCha8Rng::seed_from_u64(seed)));
         d.steps = Some(Vec::new());
         d
     }
