@@ -19,10 +19,13 @@ pub fn load(path: &Path) -> Result<ClusterSpec> {
 pub fn parse_capacity(s: &str) -> Result<BTreeMap<String, f64>> {
     let mut out = BTreeMap::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (k, v) =
-            part.split_once('=').ok_or_else(|| Error::Usage(format!("--capacity: '{part}' is not NAME=VALUE")))?;
-        let value: f64 =
-            v.trim().parse().map_err(|_| Error::Usage(format!("--capacity: '{v}' for {k} is not a number")))?;
+        let (k, v) = part
+            .split_once('=')
+            .ok_or_else(|| Error::Usage(format!("--capacity: '{part}' is not NAME=VALUE")))?;
+        let value: f64 = v
+            .trim()
+            .parse()
+            .map_err(|_| Error::Usage(format!("--capacity: '{v}' for {k} is not a number")))?;
         if !value.is_finite() || value < 0.0 {
             return Err(Error::Usage(format!("--capacity: {k}={value} must be a finite number >= 0")));
         }

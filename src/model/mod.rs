@@ -3,9 +3,9 @@
 mod cluster;
 mod dag;
 pub mod paths;
+mod workload;
 mod resources;
 mod schedule;
-mod workload;
 
 pub use cluster::{Cluster, ClusterSpec, MachineGroup, Network};
 pub use dag::{Dag, DagBuilder, EdgeKind, Stage, StageEdge, StageId, StageSpec, Task, TaskId, TaskSpec};
