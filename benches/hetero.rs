@@ -1,6 +1,6 @@
 //! Heterogeneous batch benchmark (LACHESIS section V, batch mode) and the HEFT speed figure.
 //!
-//! `cargo bench --bench hetero -- batch [--jobs 1,2,5] [--workloads K] [--ccr X] [--seed S]`
+//! `cargo bench --bench hetero -- batch [--jobs 1,2,5] [--workloads K] [--ccr X] [--racks R --rack-bandwidth B] [--seed S]`
 //! `cargo bench --bench hetero -- heft-speed [--tasks N] [--machines M]`
 //!
 //! Batch mode: for each job count n, K workloads of n TPC-H queries (query and input size
@@ -18,7 +18,7 @@ use rand_chacha::ChaCha8Rng;
 
 use graphene::formats::{self, LoadOptions};
 use graphene::hetero::{self, batch, metrics::Bases, HeteroAlgo};
-use graphene::model::{ClusterSpec, Dag, DagBuilder, EdgeKind, ResVec, StageSpec, TaskSpec};
+use graphene::model::{ClusterSpec, Dag, DagBuilder, EdgeKind, GroupLink, ResVec, StageSpec, TaskSpec};
 use graphene::scheduler::{build_on, Scheduler};
 use graphene::validate::validate_schedule_on;
 use graphene::OfflineConfig;
@@ -64,11 +64,23 @@ fn batch_mode(args: &[String]) {
     let capacity: BTreeMap<String, f64> = [("cpu".to_string(), 1.0)].into_iter().collect();
     let mut spec = ClusterSpec::with_speeds(&speeds, capacity, 1.0);
     spec.overbook.clear();
+    // Racks: consecutive blocks of executors (one group each, as speeds differ) that move data
+    // among themselves at `--rack-bandwidth`; the cluster-wide bandwidth 1 stays between racks.
+    let racks: usize = arg(args, "--racks", 1);
+    let rack_bw: f64 = arg(args, "--rack-bandwidth", 1.0);
+    if racks > 1 {
+        let per = machines.div_ceil(racks);
+        for a in 0..machines {
+            for b in a..machines.min((a / per + 1) * per) {
+                spec.pair_bandwidth.push(GroupLink { groups: [a, b], bandwidth: rack_bw });
+            }
+        }
+    }
     let net = spec.network();
     let schedulers: Vec<Scheduler> = std::iter::once(Scheduler::Graphene).chain(Scheduler::hetero()).collect();
     let cfg = OfflineConfig::default();
     println!(
-        "# batch: {machines} executors, speeds {:?}, ccr {ccr}, seed {seed}, {workloads} workloads per job count",
+        "# batch: {machines} executors, speeds {:?}, ccr {ccr}, racks {racks} (bandwidth {rack_bw} inside, 1 between), seed {seed}, {workloads} workloads per job count",
         speeds
     );
     print!("{:>4} {:>7}", "jobs", "tasks");

@@ -49,6 +49,14 @@ impl Error {
             Some(i) => message[..i].to_string(),
             None => message,
         };
+        if err.line() == 0 {
+            // No position: a value rejected after it was read (a `try_from` check), whose
+            // message starts with the field path.
+            return match message.split_once(": ") {
+                Some((field, rest)) => Error::field(field, rest),
+                None => Error::Usage(message),
+            };
+        }
         Error::Syntax { line: err.line(), column: err.column(), message }
     }
 }

@@ -109,9 +109,8 @@ pub fn summarize(workload: &Workload, cluster: &Cluster, result: &SimResult, sha
             running: running[i] / step,
         })
         .collect();
-    let mean_utilization = (0..dims)
-        .map(|r| if makespan > 0.0 { used[r].iter().sum::<f64>() / makespan } else { 0.0 })
-        .collect();
+    let mean_utilization =
+        (0..dims).map(|r| if makespan > 0.0 { used[r].iter().sum::<f64>() / makespan } else { 0.0 }).collect();
     let fairness = [10.0, 60.0, 240.0].iter().map(|&w| fairness(workload, result, shares, w, &total, dims)).collect();
     Summary {
         jobs: result.jobs.len(),
@@ -130,7 +129,14 @@ pub fn summarize(workload: &Workload, cluster: &Cluster, result: &SimResult, sha
 /// Jain's index over windows of `window` seconds of each queue's dominant-resource usage
 /// divided by its entitled share, counting only windows in which two or more queues had jobs
 /// in the system (otherwise one queue may rightly use everything).
-fn fairness(workload: &Workload, result: &SimResult, shares: &[f64], window: f64, total: &ResVec, dims: usize) -> Fairness {
+fn fairness(
+    workload: &Workload,
+    result: &SimResult,
+    shares: &[f64],
+    window: f64,
+    total: &ResVec,
+    dims: usize,
+) -> Fairness {
     let queues = workload.queues();
     let nq = queues.len();
     let n = (result.makespan / window).ceil().max(1.0) as usize;
@@ -159,7 +165,8 @@ fn fairness(workload: &Workload, result: &SimResult, shares: &[f64], window: f64
         if active.len() < 2 {
             continue;
         }
-        let x: Vec<f64> = active.iter().map(|&q| usage[q][w] / shares.get(q).copied().unwrap_or(1.0).max(1e-12)).collect();
+        let x: Vec<f64> =
+            active.iter().map(|&q| usage[q][w] / shares.get(q).copied().unwrap_or(1.0).max(1e-12)).collect();
         let j = jain(&x);
         sum += j;
         min = min.min(j);
@@ -172,7 +179,6 @@ fn fairness(workload: &Workload, result: &SimResult, shares: &[f64], window: f64
         windows: count,
     }
 }
-
 
 /// Per-job normalized JCT gap of `other` against `base`: (jct_base - jct) / jct_base, so that
 /// positive means `other` finished the job sooner. Jobs pair up by position (both replays of

@@ -73,7 +73,10 @@ pub(super) fn labels(dag: &Dag) -> Vec<u32> {
     let mut barriers: Vec<u32> = dag
         .stages
         .iter()
-        .map(|s| s.children.iter().filter(|e| e.kind == EdgeKind::AllToAll && dag.stages[e.stage as usize].len > 0).count() as u32)
+        .map(|s| {
+            s.children.iter().filter(|e| e.kind == EdgeKind::AllToAll && dag.stages[e.stage as usize].len > 0).count()
+                as u32
+        })
         .collect();
     let mut pairs = vec![0u32; n];
     for stage in &dag.stages {
@@ -195,8 +198,10 @@ mod tests {
             ("g", &["e"]),
         ]);
         let got = by_name(&dag, &labels(&dag));
-        let want: Vec<(String, u32)> =
-            [("a", 6), ("b", 7), ("c", 3), ("d", 4), ("e", 5), ("f", 1), ("g", 2)].iter().map(|(n, l)| (n.to_string(), *l)).collect();
+        let want: Vec<(String, u32)> = [("a", 6), ("b", 7), ("c", 3), ("d", 4), ("e", 5), ("f", 1), ("g", 2)]
+            .iter()
+            .map(|(n, l)| (n.to_string(), *l))
+            .collect();
         assert_eq!(got, want);
     }
 

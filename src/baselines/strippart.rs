@@ -38,7 +38,9 @@ pub fn schedule(dag: &Dag, cluster: &Cluster) -> Schedule {
     let mut placements = vec![Placement { task: 0, machine: 0, start: 0.0, end: 0.0 }; dag.len()];
     let mut strip_start = 0.0f64;
     for strip in &mut strips {
-        strip.sort_by(|&a, &b| dag.tasks[b as usize].duration.total_cmp(&dag.tasks[a as usize].duration).then(a.cmp(&b)));
+        strip.sort_by(|&a, &b| {
+            dag.tasks[b as usize].duration.total_cmp(&dag.tasks[a as usize].duration).then(a.cmp(&b))
+        });
         let mut strip_end = strip_start;
         for &t in strip.iter() {
             let task = &dag.tasks[t as usize];

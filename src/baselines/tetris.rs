@@ -127,8 +127,12 @@ fn build_tree(demands: &[ResVec], dims: usize, scale: &[f64; MAX_RESOURCES]) -> 
             return id;
         }
         // Split the widest dimension (relative to capacity) at the median.
-        let dim = (0..dims).max_by(|&a, &b| ((max.0[a] - min.0[a]) * scale[a]).total_cmp(&((max.0[b] - min.0[b]) * scale[b]))).unwrap_or(0);
-        order.sort_unstable_by(|&a, &b| demands[a as usize].0[dim].total_cmp(&demands[b as usize].0[dim]).then(a.cmp(&b)));
+        let dim = (0..dims)
+            .max_by(|&a, &b| ((max.0[a] - min.0[a]) * scale[a]).total_cmp(&((max.0[b] - min.0[b]) * scale[b])))
+            .unwrap_or(0);
+        order.sort_unstable_by(|&a, &b| {
+            demands[a as usize].0[dim].total_cmp(&demands[b as usize].0[dim]).then(a.cmp(&b))
+        });
         let mid = order.len() / 2;
         let (l, r) = order.split_at_mut(mid);
         let left = rec(nodes, l, base, id, demands, dims, scale);
@@ -505,7 +509,10 @@ fn simulate(dag: &Dag, cluster: &Cluster, keep: usize) -> Schedule {
     let mut barriers: Vec<u32> = dag
         .stages
         .iter()
-        .map(|s| s.parents.iter().filter(|e| e.kind == EdgeKind::AllToAll && dag.stages[e.stage as usize].len > 0).count() as u32)
+        .map(|s| {
+            s.parents.iter().filter(|e| e.kind == EdgeKind::AllToAll && dag.stages[e.stage as usize].len > 0).count()
+                as u32
+        })
         .collect();
     let mut pairs = vec![0u32; n];
     for stage in &dag.stages {
@@ -677,7 +684,8 @@ pub(super) mod tests {
         let mut b = DagBuilder::new("random", vec!["cpu".into(), "mem".into()]);
         let mut sizes: Vec<u32> = Vec::new();
         for s in 0..stages {
-            let len = if s > 0 && next(3) == 0 { sizes[next(s as u64) as usize] } else { 1 + next(max_tasks as u64) as u32 };
+            let len =
+                if s > 0 && next(3) == 0 { sizes[next(s as u64) as usize] } else { 1 + next(max_tasks as u64) as u32 };
             let shared = next(2) == 0;
             let base = (next(10) as f64, [next(5) as f64, next(9) as f64]);
             let tasks: Vec<(f64, [f64; 2])> = (0..len)

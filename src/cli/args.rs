@@ -69,12 +69,7 @@ impl ClusterArgs {
             if let Some(s) = speeds.iter().find(|s| !(s.is_finite() && **s > 0.0)) {
                 return Err(Error::Usage(format!("--speeds: {s} is not a finite number > 0")));
             }
-            let machines: Vec<_> = spec
-                .machines
-                .iter()
-                .flat_map(|g| std::iter::repeat_n(graphene::model::MachineGroup { count: 1, ..g.clone() }, g.count))
-                .collect();
-            spec.machines = machines;
+            spec.split_into_machines();
             spec.speeds = speeds.clone();
         }
         if let Some(b) = self.bandwidth {

@@ -52,10 +52,11 @@ pub fn run(a: Args) -> Result<i32> {
         let mut text = summary(&dag, &s.report, cluster.len(), s.elapsed_ms);
         if let Some(n) = &s.network {
             text += &format!(
-                "  network       speeds {:.3}-{:.3}, bandwidth {}; speedup {:.3}, SLR {:.3}; {} duplicated run(s)\n",
+                "  network       speeds {:.3}-{:.3}, bandwidth {}{}; speedup {:.3}, SLR {:.3}; {} duplicated run(s)\n",
                 net.speeds.iter().copied().fold(f64::INFINITY, f64::min),
                 net.max_speed(),
                 net.bandwidth,
+                if net.has_pair_bandwidth() { " (other values between some groups)" } else { "" },
                 n.speedup,
                 n.slr,
                 n.copies

@@ -24,9 +24,12 @@ mod validate;
 
 use clap::{Parser, Subcommand};
 
-
 #[derive(Parser)]
-#[command(name = "graphene", version, about = "Packing- and dependency-aware scheduling of DAG jobs (Graphene, OSDI'16)")]
+#[command(
+    name = "graphene",
+    version,
+    about = "Packing- and dependency-aware scheduling of DAG jobs (Graphene, OSDI'16)"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -6,8 +6,8 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
-pub use crate::formats::schedule_file::TaskIn;
 use crate::formats::schedule_file::check_tasks;
+pub use crate::formats::schedule_file::TaskIn;
 use crate::model::Dag;
 
 #[derive(Clone, Debug, Deserialize)]

@@ -19,13 +19,10 @@ pub fn load(path: &Path) -> Result<ClusterSpec> {
 pub fn parse_capacity(s: &str) -> Result<BTreeMap<String, f64>> {
     let mut out = BTreeMap::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (k, v) = part
-            .split_once('=')
-            .ok_or_else(|| Error::Usage(format!("--capacity: '{part}' is not NAME=VALUE")))?;
-        let value: f64 = v
-            .trim()
-            .parse()
-            .map_err(|_| Error::Usage(format!("--capacity: '{v}' for {k} is not a number")))?;
+        let (k, v) =
+            part.split_once('=').ok_or_else(|| Error::Usage(format!("--capacity: '{part}' is not NAME=VALUE")))?;
+        let value: f64 =
+            v.trim().parse().map_err(|_| Error::Usage(format!("--capacity: '{v}' for {k} is not a number")))?;
         if !value.is_finite() || value < 0.0 {
             return Err(Error::Usage(format!("--capacity: {k}={value} must be a finite number >= 0")));
         }
@@ -37,4 +34,98 @@ pub fn parse_capacity(s: &str) -> Result<BTreeMap<String, f64>> {
         return Err(Error::Usage("--capacity: no resources given".into()));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RACKS: &str = r#"{"machines": [{"count": 2, "capacity": {"cpu": 1}},
+        {"count": 3, "capacity": {"cpu": 1}, "speed": 2}],
+      "bandwidth": 0.5,
+      "pair_bandwidth": [{"groups": [0, 0], "bandwidth": 4}, {"groups": [1, 0], "bandwidth": 2}]}"#;
+
+    #[test]
+    fn pair_bandwidth_overrides_the_cluster_bandwidth_in_both_directions() {
+        let net = parse(RACKS).unwrap().network();
+        // Machines 0-1 are group 0, 2-4 group 1.
+        assert_eq!(net.transfer(8.0, 0, 1), 2.0, "within group 0");
+        assert_eq!(net.transfer(8.0, 1, 3), 4.0, "between the groups");
+        assert_eq!(net.transfer(8.0, 4, 0), 4.0, "the other way");
+        assert_eq!(net.transfer(8.0, 2, 4), 16.0, "within group 1: the cluster bandwidth");
+        assert_eq!(net.transfer(8.0, 3, 3), 0.0, "same machine");
+        assert!(net.has_pair_bandwidth());
+    }
+
+    /// The closed form per group pair against the definition: the mean over the n(n + 1) / 2
+    /// unordered machine pairs (self-pairs cost nothing) of 1 / bandwidth.
+    #[test]
+    fn mean_inverse_bandwidth_is_the_mean_over_machine_pairs() {
+        for text in [RACKS, r#"{"machines": [{"count": 7, "capacity": {"cpu": 1}}], "bandwidth": 3}"#] {
+            let net = parse(text).unwrap().network();
+            let n = net.speeds.len() as u32;
+            let mut sum = 0.0;
+            for a in 0..n {
+                for b in a + 1..n {
+                    sum += 1.0 / net.bandwidth_between(a, b);
+                }
+            }
+            let want = sum / (n * (n + 1) / 2) as f64;
+            assert!((net.mean_inverse_bandwidth() - want).abs() < 1e-12, "{} vs {want}", net.mean_inverse_bandwidth());
+        }
+    }
+
+    #[test]
+    fn pair_bandwidth_survives_writing_the_cluster_back() {
+        let spec = parse(RACKS).unwrap();
+        let again = parse(&serde_json::to_string(&spec).unwrap()).unwrap();
+        assert_eq!(spec, again);
+        assert_eq!(again.network(), spec.network());
+    }
+
+    #[test]
+    fn bad_pair_bandwidth_is_an_error_naming_the_entry() {
+        for (from, to, want) in [
+            (
+                r#""groups": [1, 0], "bandwidth": 2"#,
+                r#""groups": [1, 2], "bandwidth": 2"#,
+                "pair_bandwidth[1].groups: group 2 does not exist",
+            ),
+            (
+                r#""groups": [1, 0], "bandwidth": 2"#,
+                r#""groups": [1, 0], "bandwidth": 0"#,
+                "pair_bandwidth[1].bandwidth: 0 is not a finite number > 0",
+            ),
+            (
+                r#""groups": [1, 0], "bandwidth": 2"#,
+                r#""groups": [0, 0], "bandwidth": 2"#,
+                "pair_bandwidth[1].groups: the pair [0, 0] is given twice",
+            ),
+            (
+                r#""groups": [1, 0], "bandwidth": 2"#,
+                r#""groups": [1], "bandwidth": 2"#,
+                "line 4, column 75: invalid length 1, expected an array of length 2",
+            ),
+        ] {
+            let text = RACKS.replace(from, to);
+            assert_ne!(text, RACKS);
+            let e = parse(&text).unwrap_err().to_string();
+            assert!(e.contains(want), "{e}");
+        }
+    }
+
+    #[test]
+    fn splitting_into_machines_keeps_every_pair_bandwidth_and_speed() {
+        let mut spec = parse(RACKS).unwrap();
+        let before = spec.network();
+        spec.split_into_machines();
+        assert_eq!(spec.machines.len(), 5);
+        let after = spec.network();
+        assert_eq!(after.speeds, before.speeds);
+        for a in 0..5 {
+            for b in 0..5 {
+                assert_eq!(after.bandwidth_between(a, b), before.bandwidth_between(a, b), "{a}-{b}");
+            }
+        }
+    }
 }

@@ -116,11 +116,7 @@ pub fn load_dags(path: &Path, opts: &LoadOptions) -> Result<Vec<Dag>> {
 pub fn load_dag(path: &Path, opts: &LoadOptions) -> Result<Dag> {
     let mut dags = load_dags(path, opts)?;
     if dags.len() != 1 {
-        return Err(Error::Usage(format!(
-            "{}: holds {} DAGs; pick one with --query N",
-            path.display(),
-            dags.len()
-        )));
+        return Err(Error::Usage(format!("{}: holds {} DAGs; pick one with --query N", path.display(), dags.len())));
     }
     Ok(dags.remove(0))
 }

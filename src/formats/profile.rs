@@ -70,10 +70,7 @@ impl Profile {
             "mixed" => Ok(Profile::Mixed),
             "cpu-mem" | "cpumem" | "cpu_mem" => Ok(Profile::CpuMem),
             "uniform" => Ok(Profile::Uniform),
-            _ => Err(Error::Usage(format!(
-                "unknown demand profile '{name}' (known: {})",
-                Profile::NAMES.join(", ")
-            ))),
+            _ => Err(Error::Usage(format!("unknown demand profile '{name}' (known: {})", Profile::NAMES.join(", ")))),
         }
     }
 
@@ -113,7 +110,8 @@ impl Profile {
                     for t in s.tasks() {
                         let demand = &mut out.tasks[t as usize].demand.0;
                         // Drawn for every task, used or not, so the stream never depends on data.
-                        let j: [f64; 3] = [jitter.gen_range(0.9..1.1), jitter.gen_range(0.9..1.1), jitter.gen_range(0.9..1.1)];
+                        let j: [f64; 3] =
+                            [jitter.gen_range(0.9..1.1), jitter.gen_range(0.9..1.1), jitter.gen_range(0.9..1.1)];
                         let file_cpu = dims.cpu.map_or(0.0, |i| demand[i]);
                         let file_mem = dims.mem.map_or(0.0, |i| demand[i]);
                         let cpu = (if file_cpu > 1.0 { file_cpu } else { base.cores }).min(CAP_CPU);
@@ -333,7 +331,8 @@ mod tests {
             assert_eq!(cores.len(), 1, "group {}", d.groups[g as usize]);
         }
         // Same file, different stem: the draws hang on the DAG name from the file.
-        let again = Profile::Mixed.apply(&wfcommons::parse(&shared("wfcommons-generated/montage-1000-seed42.json"), "other").unwrap(), 0);
+        let again = Profile::Mixed
+            .apply(&wfcommons::parse(&shared("wfcommons-generated/montage-1000-seed42.json"), "other").unwrap(), 0);
         assert_eq!(demands(&d), demands(&again));
     }
 

@@ -71,7 +71,10 @@ pub fn check_tasks(tasks: &[TaskIn], machines: Option<usize>) -> Result<()> {
         if !(t.start.is_finite() && t.end.is_finite() && 0.0 <= t.start && t.start <= t.end) {
             return Err(Error::field(
                 format!("tasks[{i}]"),
-                format!("task '{}' has start {} and end {}; need finite times, 0 <= start <= end", t.id, t.start, t.end),
+                format!(
+                    "task '{}' has start {} and end {}; need finite times, 0 <= start <= end",
+                    t.id, t.start, t.end
+                ),
             ));
         }
     }

@@ -161,13 +161,19 @@ fn query_dag(q: &QueryFile, qi: usize, prefix: &str, executors: u32) -> Result<D
 /// The duration samples (ms) a stage's tasks cycle through; the rule is in the module doc.
 fn stage_samples<'a>(s: &'a StageFile, executors: u32, at: &str) -> Result<Vec<f64>> {
     let mut keys: BTreeMap<u32, ()> = BTreeMap::new();
-    for (list, map) in [("first_wave", &s.first_wave), ("rest_wave", &s.rest_wave), ("fresh_durations", &s.fresh_durations)] {
+    for (list, map) in
+        [("first_wave", &s.first_wave), ("rest_wave", &s.rest_wave), ("fresh_durations", &s.fresh_durations)]
+    {
         for (key, values) in map {
-            let e: u32 = key.trim().parse().map_err(|_| {
-                Error::field(format!("{at}.{list}"), format!("key '{key}' is not an executor count"))
-            })?;
+            let e: u32 = key
+                .trim()
+                .parse()
+                .map_err(|_| Error::field(format!("{at}.{list}"), format!("key '{key}' is not an executor count")))?;
             if let Some(v) = values.iter().find(|v| !v.is_finite() || **v < 0.0) {
-                return Err(Error::field(format!("{at}.{list}.{key}"), format!("duration {v} is not a finite number >= 0")));
+                return Err(Error::field(
+                    format!("{at}.{list}.{key}"),
+                    format!("duration {v} is not a finite number >= 0"),
+                ));
             }
             keys.insert(e, ());
         }
@@ -210,8 +216,10 @@ mod tests {
 
     /// Query 3 of a 1g file with one stage holding the given duration lists.
     fn one_stage(num_tasks: u32, waves: &str) -> String {
-        format!(r#"{{"input_size":"1g","queries":[{{"query":3,"num_stages":1,"edges":[],
-            "stages":[{{"stage":0,"num_tasks":{num_tasks},{waves}}}]}}]}}"#)
+        format!(
+            r#"{{"input_size":"1g","queries":[{{"query":3,"num_stages":1,"edges":[],
+            "stages":[{{"stage":0,"num_tasks":{num_tasks},{waves}}}]}}]}}"#
+        )
     }
 
     #[test]
@@ -304,7 +312,9 @@ mod tests {
     #[test]
     fn bad_files_are_errors() {
         let err = |text: &str| parse(text, "f", None, 20).unwrap_err().to_string();
-        let e = err(r#"{"queries":[{"query":1,"edges":[[0,4]],"stages":[{"stage":0,"num_tasks":1,"first_wave":{"2":[5]}}]}]}"#);
+        let e = err(
+            r#"{"queries":[{"query":1,"edges":[[0,4]],"stages":[{"stage":0,"num_tasks":1,"first_wave":{"2":[5]}}]}]}"#,
+        );
         assert!(e.contains("edges[0]") && e.contains("stage 4 does not exist"), "{e}");
         let e = err(r#"{"queries":[{"query":1,"stages":[{"stage":0,"num_tasks":0,"first_wave":{"2":[5]}}]}]}"#);
         assert!(e.contains("num_tasks"), "{e}");
@@ -314,9 +324,13 @@ mod tests {
         assert!(e.contains("no duration samples"), "{e}");
         let e = err(r#"{"queries":[{"query":1,"stages":[{"stage":0,"num_tasks":2,"first_wave":{"2":[-5]}}]}]}"#);
         assert!(e.contains("-5"), "{e}");
-        let e = err(r#"{"queries":[{"query":1,"num_stages":3,"stages":[{"stage":0,"num_tasks":2,"first_wave":{"2":[5]}}]}]}"#);
+        let e = err(
+            r#"{"queries":[{"query":1,"num_stages":3,"stages":[{"stage":0,"num_tasks":2,"first_wave":{"2":[5]}}]}]}"#,
+        );
         assert!(e.contains("num_stages"), "{e}");
-        let e = err(r#"{"queries":[{"query":1,"edges":[[0,1],[1,0]],"stages":[{"stage":0,"num_tasks":1,"first_wave":{"2":[5]}},{"stage":1,"num_tasks":1,"first_wave":{"2":[5]}}]}]}"#);
+        let e = err(
+            r#"{"queries":[{"query":1,"edges":[[0,1],[1,0]],"stages":[{"stage":0,"num_tasks":1,"first_wave":{"2":[5]}},{"stage":1,"num_tasks":1,"first_wave":{"2":[5]}}]}]}"#,
+        );
         assert!(e.contains("cycle"), "{e}");
         let e = err(r#"{"queries":[{"query":1,"stages":[{"stage":1,"num_tasks":1,"first_wave":{"2":[5]}}]}]}"#);
         assert!(e.contains("out of range"), "{e}");

@@ -264,7 +264,10 @@ fn read_spec(spec: &Specification, execution: Option<&Execution>) -> Result<Vec<
             return Err(Error::field(at, "no task with this id in workflow.specification.tasks"));
         }
         if let Some((j, _)) = exec.insert(t.id.as_str(), (i, t)) {
-            return Err(Error::field(format!("{at}.id"), format!("duplicate task id (also workflow.execution.tasks[{j}])")));
+            return Err(Error::field(
+                format!("{at}.id"),
+                format!("duplicate task id (also workflow.execution.tasks[{j}])"),
+            ));
         }
     }
     spec.tasks
@@ -276,7 +279,8 @@ fn read_spec(spec: &Specification, execution: Option<&Execution>) -> Result<Vec<
                 return Err(Error::field(at, "no entry in workflow.execution.tasks, so no runtime"));
             };
             let eat = format!("workflow.execution.tasks[{ei}] ('{}')", e.id);
-            let runtime = check_number(Some(e.runtime_in_seconds), || format!("{eat}.runtimeInSeconds"))?.unwrap_or(0.0);
+            let runtime =
+                check_number(Some(e.runtime_in_seconds), || format!("{eat}.runtimeInSeconds"))?.unwrap_or(0.0);
             let cores = check_number(e.core_count, || format!("{eat}.coreCount"))?.unwrap_or(1.0);
             let mem_bytes = check_number(e.memory_in_bytes, || format!("{eat}.memoryInBytes"))?.unwrap_or(0.0);
             let read = check_number(e.read_bytes, || format!("{eat}.readBytes"))?;
@@ -326,13 +330,17 @@ fn read_14(tasks: &[Task14], list: &str, pegasus: bool) -> Result<Vec<RawTask>> 
                 (None, None) => 0.0,
             };
             let read = num(t.read_bytes, "readBytes")?.or(num(t.bytes_read, "bytesRead")?.map(|v| v * kb));
-            let written = num(t.written_bytes, "writtenBytes")?.or(num(t.bytes_written, "bytesWritten")?.map(|v| v * kb));
+            let written =
+                num(t.written_bytes, "writtenBytes")?.or(num(t.bytes_written, "bytesWritten")?.map(|v| v * kb));
             let io_bytes = if read.is_some() || written.is_some() {
                 read.unwrap_or(0.0) + written.unwrap_or(0.0)
             } else {
                 let mut sum = 0.0;
                 for (fi, f) in t.files.iter().flatten().enumerate() {
-                    let size = match (num(f.size_in_bytes, &format!("files[{fi}].sizeInBytes"))?, num(f.size, &format!("files[{fi}].size"))?) {
+                    let size = match (
+                        num(f.size_in_bytes, &format!("files[{fi}].sizeInBytes"))?,
+                        num(f.size, &format!("files[{fi}].size"))?,
+                    ) {
                         (Some(s), _) | (None, Some(s)) => s,
                         (None, None) => 0.0,
                     };
@@ -447,7 +455,10 @@ mod tests {
         assert_eq!(edges(&dag), 209);
         let mut groups = dag.groups.clone();
         groups.sort();
-        assert_eq!(groups, ["mAdd", "mBackground", "mBgModel", "mConcatFit", "mDiffFit", "mImgtbl", "mProject", "mViewer"]);
+        assert_eq!(
+            groups,
+            ["mAdd", "mBackground", "mBgModel", "mConcatFit", "mDiffFit", "mImgtbl", "mProject", "mViewer"]
+        );
         assert_eq!(dag.resources, ["cpu", "mem", "disk", "net"]);
         let t = task_of(&dag, "mProject_00000001");
         assert_eq!(t.duration, 1263.481);

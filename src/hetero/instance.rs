@@ -14,7 +14,9 @@ pub struct Instance {
     child_start: Vec<usize>,
     child_edges: Vec<(u32, f64)>,
     pub speeds: Vec<f64>,
-    pub bandwidth: f64,
+    net: Network,
+    /// `Network::mean_inverse_bandwidth`, asked for once per edge by the ranks.
+    mean_inverse_bandwidth: f64,
     /// `fits[t * machines + m]` when some task does not fit every machine; None when all do.
     fits: Option<Vec<bool>>,
 }
@@ -63,7 +65,8 @@ impl Instance {
             child_start,
             child_edges,
             speeds: net.speeds.clone(),
-            bandwidth: net.bandwidth,
+            net: net.clone(),
+            mean_inverse_bandwidth: net.mean_inverse_bandwidth(),
             fits,
         }
     }
@@ -107,18 +110,14 @@ impl Instance {
     }
 
     pub fn transfer(&self, data: f64, a: u32, b: u32) -> f64 {
-        if a == b || data == 0.0 {
-            0.0
-        } else {
-            data / self.bandwidth
-        }
+        self.net.transfer(data, a, b)
     }
 
     /// The mean over all unordered machine pairs, each machine paired with itself included, of
-    /// the time to move `data`: with n machines, data / bandwidth x (n - 1) / (n + 1).
+    /// the time to move `data`: with n machines and one bandwidth, data / bandwidth x
+    /// (n - 1) / (n + 1).
     pub fn mean_transfer(&self, data: f64) -> f64 {
-        let n = self.machines() as f64;
-        data / self.bandwidth * (n - 1.0) / (n + 1.0)
+        data * self.mean_inverse_bandwidth
     }
 
     /// Mean over machines of the task's run time.

@@ -58,10 +58,8 @@ pub fn packed_work(dag: &Dag, tasks: &[TaskId], machines: &[ResVec], total: &Res
                 sum += by_demand[i].1;
                 i += 1;
             }
-            let slots: f64 = machines
-                .iter()
-                .map(|c| ((c.0[r] * (1.0 + CAPACITY_EPS) + CAPACITY_EPS) / v).floor())
-                .sum();
+            let slots: f64 =
+                machines.iter().map(|c| ((c.0[r] * (1.0 + CAPACITY_EPS) + CAPACITY_EPS) / v).floor()).sum();
             if slots >= 1.0 {
                 best = best.max(sum / slots);
             }
@@ -110,11 +108,8 @@ pub fn stage_aware(dag: &Dag, machines: &[ResVec]) -> f64 {
     let total = &machines.iter().fold(ResVec::ZERO, |a, c| a.add(c));
     let n = dag.len();
     let ns = dag.stages.len();
-    let stage_work: Vec<f64> = dag
-        .stages
-        .iter()
-        .map(|s| packed_work(dag, &s.tasks().collect::<Vec<_>>(), machines, total))
-        .collect();
+    let stage_work: Vec<f64> =
+        dag.stages.iter().map(|s| packed_work(dag, &s.tasks().collect::<Vec<_>>(), machines, total)).collect();
     // Heads, in topological order.
     let mut head = vec![0.0f64; n];
     let mut fin = vec![0.0f64; ns];

@@ -28,8 +28,10 @@ fn one() -> usize {
 ///
 /// Heterogeneous clusters add a `speed` per group (a task's run time there is its duration
 /// divided by the speed) and a cluster-wide `bandwidth` (moving `data` between two different
-/// machines takes data / bandwidth). Speeds are kept beside the groups, not inside
-/// `MachineGroup`, so code that builds groups by hand keeps compiling unchanged.
+/// machines takes data / bandwidth). Racks and mixed networks override that bandwidth per pair
+/// of groups (`pair_bandwidth`); a group of one machine makes it per machine pair. Speeds are
+/// kept beside the groups, not inside `MachineGroup`, so code that builds groups by hand keeps
+/// compiling unchanged.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(try_from = "RawCluster", into = "RawCluster")]
 pub struct ClusterSpec {
@@ -38,6 +40,18 @@ pub struct ClusterSpec {
     /// One speed per group in `machines`; empty means every machine has speed 1.
     pub speeds: Vec<f64>,
     /// Data units moved per time unit between two different machines.
+    pub bandwidth: f64,
+    /// Overrides of `bandwidth` between (or within) groups; group numbers are checked when a
+    /// file is read, code that builds a spec must keep them in range.
+    pub pair_bandwidth: Vec<GroupLink>,
+}
+
+/// The bandwidth between any machine of group `groups[0]` and any other machine of group
+/// `groups[1]` (in either direction; the two may be the same group).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GroupLink {
+    pub groups: [usize; 2],
     pub bandwidth: f64,
 }
 
@@ -60,6 +74,8 @@ struct RawCluster {
     overbook: Vec<String>,
     #[serde(default = "unit", skip_serializing_if = "is_unit")]
     bandwidth: f64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pair_bandwidth: Vec<GroupLink>,
 }
 
 fn unit() -> f64 {
@@ -82,6 +98,22 @@ impl TryFrom<RawCluster> for ClusterSpec {
         if !(raw.bandwidth.is_finite() && raw.bandwidth > 0.0) {
             return Err(format!("bandwidth: {} is not a finite number > 0", raw.bandwidth));
         }
+        let mut seen = std::collections::BTreeSet::new();
+        for (i, l) in raw.pair_bandwidth.iter().enumerate() {
+            if let Some(&g) = l.groups.iter().find(|&&g| g >= raw.machines.len()) {
+                return Err(format!(
+                    "pair_bandwidth[{i}].groups: group {g} does not exist (groups are numbered 0 to {} in the order of `machines`)",
+                    raw.machines.len().saturating_sub(1)
+                ));
+            }
+            if !(l.bandwidth.is_finite() && l.bandwidth > 0.0) {
+                return Err(format!("pair_bandwidth[{i}].bandwidth: {} is not a finite number > 0", l.bandwidth));
+            }
+            let key = (l.groups[0].min(l.groups[1]), l.groups[0].max(l.groups[1]));
+            if !seen.insert(key) {
+                return Err(format!("pair_bandwidth[{i}].groups: the pair {:?} is given twice", l.groups));
+            }
+        }
         let speeds: Vec<f64> = raw.machines.iter().map(|g| g.speed).collect();
         let uniform = speeds.iter().all(|&s| s == 1.0);
         Ok(ClusterSpec {
@@ -89,6 +121,7 @@ impl TryFrom<RawCluster> for ClusterSpec {
             overbook: raw.overbook,
             speeds: if uniform { Vec::new() } else { speeds },
             bandwidth: raw.bandwidth,
+            pair_bandwidth: raw.pair_bandwidth,
         })
     }
 }
@@ -105,6 +138,7 @@ impl From<ClusterSpec> for RawCluster {
                 .collect(),
             overbook: c.overbook,
             bandwidth: c.bandwidth,
+            pair_bandwidth: c.pair_bandwidth,
         }
     }
 }
@@ -116,12 +150,69 @@ impl From<ClusterSpec> for RawCluster {
 pub struct Network {
     /// One per machine, in `Cluster::machines` order.
     pub speeds: Vec<f64>,
+    /// Between two different machines, unless `pairs` says otherwise.
     pub bandwidth: f64,
+    pairs: Option<PairTable>,
+}
+
+/// Per-group-pair bandwidths laid out for lookup in the schedulers' inner loops.
+#[derive(Clone, Debug, PartialEq)]
+struct PairTable {
+    /// Group of each machine.
+    group_of: Vec<u32>,
+    groups: usize,
+    /// `groups x groups`, symmetric, `bandwidth` where no override was given.
+    bandwidth: Vec<f64>,
 }
 
 impl Network {
     pub fn uniform(machines: usize) -> Network {
-        Network { speeds: vec![1.0; machines], bandwidth: f64::INFINITY }
+        Network { speeds: vec![1.0; machines], bandwidth: f64::INFINITY, pairs: None }
+    }
+
+    /// Whether some pair of machines has its own bandwidth.
+    pub fn has_pair_bandwidth(&self) -> bool {
+        self.pairs.is_some()
+    }
+
+    /// Data per time unit between machines `a` and `b` (infinite on the same machine).
+    pub fn bandwidth_between(&self, a: u32, b: u32) -> f64 {
+        if a == b {
+            return f64::INFINITY;
+        }
+        match &self.pairs {
+            None => self.bandwidth,
+            Some(p) => p.bandwidth[p.group_of[a as usize] as usize * p.groups + p.group_of[b as usize] as usize],
+        }
+    }
+
+    /// Mean of 1 / bandwidth over all unordered machine pairs, each machine paired with itself
+    /// included (those moves are free): HEFT's "average communication cost" per data unit, in
+    /// the convention the reference implementation uses. Uniform: (n - 1) / ((n + 1) bandwidth).
+    pub fn mean_inverse_bandwidth(&self) -> f64 {
+        let n = self.speeds.len() as f64;
+        if n == 0.0 {
+            return 0.0;
+        }
+        let pairs = n * (n + 1.0) / 2.0;
+        let distinct = match &self.pairs {
+            None => n * (n - 1.0) / 2.0 / self.bandwidth,
+            Some(p) => {
+                let mut count = vec![0.0f64; p.groups];
+                for &g in &p.group_of {
+                    count[g as usize] += 1.0;
+                }
+                let mut sum = 0.0;
+                for g in 0..p.groups {
+                    sum += count[g] * (count[g] - 1.0) / 2.0 / p.bandwidth[g * p.groups + g];
+                    for h in g + 1..p.groups {
+                        sum += count[g] * count[h] / p.bandwidth[g * p.groups + h];
+                    }
+                }
+                sum
+            }
+        };
+        distinct / pairs
     }
 
     pub fn is_uniform_speed(&self) -> bool {
@@ -130,7 +221,7 @@ impl Network {
 
     /// Whether this network changes nothing for `dag`: speed 1 everywhere and no transfer cost.
     pub fn is_trivial_for(&self, dag: &Dag) -> bool {
-        self.is_uniform_speed() && (self.bandwidth.is_infinite() || !dag.has_edge_data())
+        self.is_uniform_speed() && ((self.bandwidth.is_infinite() && self.pairs.is_none()) || !dag.has_edge_data())
     }
 
     pub fn max_speed(&self) -> f64 {
@@ -142,7 +233,7 @@ impl Network {
         if a == b || data == 0.0 {
             0.0
         } else {
-            data / self.bandwidth
+            data / self.bandwidth_between(a, b)
         }
     }
 }
@@ -159,6 +250,7 @@ impl ClusterSpec {
             overbook: default_overbook(),
             speeds: Vec::new(),
             bandwidth: 1.0,
+            pair_bandwidth: Vec::new(),
         }
     }
 
@@ -175,7 +267,48 @@ impl ClusterSpec {
     pub fn network(&self) -> Network {
         let speeds =
             self.machines.iter().zip(self.group_speeds()).flat_map(|(g, s)| std::iter::repeat_n(s, g.count)).collect();
-        Network { speeds, bandwidth: self.bandwidth }
+        let pairs = (!self.pair_bandwidth.is_empty()).then(|| {
+            let groups = self.machines.len();
+            let mut bandwidth = vec![self.bandwidth; groups * groups];
+            for l in &self.pair_bandwidth {
+                let [g, h] = l.groups;
+                bandwidth[g * groups + h] = l.bandwidth;
+                bandwidth[h * groups + g] = l.bandwidth;
+            }
+            let group_of =
+                self.machines.iter().enumerate().flat_map(|(gi, g)| std::iter::repeat_n(gi as u32, g.count)).collect();
+            PairTable { group_of, groups, bandwidth }
+        });
+        Network { speeds, bandwidth: self.bandwidth, pairs }
+    }
+
+    /// Splits every group into single machines (so each can take its own speed), keeping each
+    /// machine's capacity, speed and bandwidths to the others.
+    pub fn split_into_machines(&mut self) {
+        let speeds = self.group_speeds();
+        let mut first = Vec::with_capacity(self.machines.len());
+        let mut machines = Vec::with_capacity(self.machine_count());
+        let mut machine_speeds = Vec::with_capacity(self.machine_count());
+        for (g, s) in self.machines.iter().zip(speeds) {
+            first.push(machines.len());
+            machines.extend(std::iter::repeat_n(MachineGroup { count: 1, ..g.clone() }, g.count));
+            machine_speeds.extend(std::iter::repeat_n(s, g.count));
+        }
+        let range = |g: usize| first[g]..first[g] + self.machines[g].count;
+        let mut links = Vec::new();
+        for l in &self.pair_bandwidth {
+            let [g, h] = l.groups;
+            for a in range(g) {
+                for b in range(h) {
+                    if g != h || a <= b {
+                        links.push(GroupLink { groups: [a, b], bandwidth: l.bandwidth });
+                    }
+                }
+            }
+        }
+        self.machines = machines;
+        self.speeds = machine_speeds;
+        self.pair_bandwidth = links;
     }
 
     /// One group per machine with the given speeds, all of `capacity`.
@@ -185,6 +318,7 @@ impl ClusterSpec {
             overbook: default_overbook(),
             speeds: speeds.to_vec(),
             bandwidth,
+            pair_bandwidth: Vec::new(),
         }
     }
 

@@ -5,8 +5,8 @@
 //! walks dependencies does so per stage. Stages are stored in a topological order, and tasks are
 //! numbered stage by stage, so `TaskId` order is itself a topological order of the tasks.
 
-use std::collections::{BinaryHeap, HashMap};
 use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 
 use super::resources::{ResVec, MAX_RESOURCES};
 use crate::error::{Error, Result};
@@ -160,12 +160,7 @@ impl Dag {
 }
 
 pub(crate) fn format_named(names: &[String], v: &ResVec) -> String {
-    names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| format!("{}={}", n, v.0[i]))
-        .collect::<Vec<_>>()
-        .join(",")
+    names.iter().enumerate().map(|(i, n)| format!("{}={}", n, v.0[i])).collect::<Vec<_>>().join(",")
 }
 
 /// One task as a reader found it.
@@ -238,10 +233,7 @@ impl DagBuilder {
             for (j, t) in s.tasks.iter().enumerate() {
                 let at = || format!("stage '{}' task {j}", s.name);
                 if !t.duration.is_finite() || t.duration < 0.0 {
-                    return Err(Error::field(
-                        at(),
-                        format!("duration {} is not a finite number >= 0", t.duration),
-                    ));
+                    return Err(Error::field(at(), format!("duration {} is not a finite number >= 0", t.duration)));
                 }
                 for (r, v) in t.demand.0.iter().enumerate() {
                     if !v.is_finite() || *v < 0.0 {
@@ -398,7 +390,13 @@ impl Dag {
     pub fn sub(&self, range: std::ops::Range<usize>) -> Dag {
         let base_stage = range.start as u32;
         let first = self.stages.get(range.start).map_or(0, |s| s.first);
-        let keep = |e: &StageEdge| (e.stage as usize) >= range.start && (e.stage as usize) < range.end;
+        let remap = |edges: &[StageEdge]| -> Vec<StageEdge> {
+            edges
+                .iter()
+                .filter(|e| range.contains(&(e.stage as usize)))
+                .map(|e| StageEdge { stage: e.stage - base_stage, kind: e.kind })
+                .collect()
+        };
         let stages: Vec<Stage> = self.stages[range.clone()]
             .iter()
             .map(|s| Stage {
@@ -406,8 +404,8 @@ impl Dag {
                 group: s.group,
                 first: s.first - first,
                 len: s.len,
-                parents: s.parents.iter().filter(|e| keep(e)).map(|e| StageEdge { stage: e.stage - base_stage, kind: e.kind }).collect(),
-                children: s.children.iter().filter(|e| keep(e)).map(|e| StageEdge { stage: e.stage - base_stage, kind: e.kind }).collect(),
+                parents: remap(&s.parents),
+                children: remap(&s.children),
             })
             .collect();
         let last = stages.last().map_or(first, |s| first + s.first + s.len);

@@ -3,11 +3,11 @@
 mod cluster;
 mod dag;
 pub mod paths;
-mod workload;
 mod resources;
 mod schedule;
+mod workload;
 
-pub use cluster::{Cluster, ClusterSpec, MachineGroup, Network};
+pub use cluster::{Cluster, ClusterSpec, GroupLink, MachineGroup, Network};
 pub use dag::{Dag, DagBuilder, EdgeKind, Stage, StageEdge, StageId, StageSpec, Task, TaskId, TaskSpec};
 pub use resources::{ResVec, CAPACITY_EPS, MAX_RESOURCES};
 pub use schedule::{Placement, Schedule};

@@ -51,10 +51,7 @@ pub fn parts(dag: &Dag) -> Vec<Range<usize>> {
         }
         // Stages from k on whose parents all lie before k.
         let ok = (k..s).filter(|&b| dag.stages[b].parents.iter().all(|e| (e.stage as usize) < k)).all(|b| {
-            dag.stages[b]
-                .parents
-                .iter()
-                .all(|e| e.kind == EdgeKind::AllToAll || dag.stages[e.stage as usize].len == 1)
+            dag.stages[b].parents.iter().all(|e| e.kind == EdgeKind::AllToAll || dag.stages[e.stage as usize].len == 1)
         });
         if ok {
             cuts.push(k);

@@ -62,7 +62,8 @@ pub fn place_split<'a>(dag: &'a Dag, caps: &[ResVec], split: &Split, keys: &Keys
         better((placed(empty.clone(), &split.t, mt, F, keys), F), (placed(empty, &split.t, mt, B, keys), B))
     };
     // S next, in either direction: nothing adjacent to S is placed yet.
-    let (ts, _) = better((placed(base.clone(), &split.s, ms, F, keys), F), (placed(base.clone(), &split.s, ms, B, keys), B));
+    let (ts, _) =
+        better((placed(base.clone(), &split.s, ms, F, keys), F), (placed(base.clone(), &split.s, ms, B, keys), B));
     let mut best = (placed(placed(ts.clone(), &split.c, mc, F, keys), &split.p, mp, B, keys), Order::Tscp);
     if !split.p.is_empty() && !split.c.is_empty() {
         best = better(best, (placed(placed(ts, &split.p, mp, B, keys), &split.c, mc, F, keys), Order::Tspc));

@@ -23,9 +23,7 @@ pub fn twork(dag: &Dag, tasks: impl IntoIterator<Item = TaskId>, total_cap: &Res
 /// Makespan a greedy packer (longest first, earliest fit) reaches for these tasks alone.
 pub fn exec_time(dag: &Dag, tasks: &[TaskId], caps: &[ResVec]) -> f64 {
     let mut order = tasks.to_vec();
-    order.sort_by(|&a, &b| {
-        dag.tasks[b as usize].duration.total_cmp(&dag.tasks[a as usize].duration).then(a.cmp(&b))
-    });
+    order.sort_by(|&a, &b| dag.tasks[b as usize].duration.total_cmp(&dag.tasks[a as usize].duration).then(a.cmp(&b)));
     let mut space = Space::new(caps);
     for t in order {
         let task = &dag.tasks[t as usize];
@@ -61,7 +59,11 @@ pub fn compute(dag: &Dag, caps: &[ResVec]) -> Scores {
                 return 1.0;
             }
             let e = exec_time(dag, ts, caps);
-            if e > 0.0 { (w / e).min(1.0) } else { 1.0 }
+            if e > 0.0 {
+                (w / e).min(1.0)
+            } else {
+                1.0
+            }
         })
         .collect();
     let frag = dag.tasks.iter().map(|t| group_score[dag.stages[t.stage as usize].group as usize]).collect();

@@ -74,7 +74,8 @@ pub fn split(dag: &Dag, seed: &[bool]) -> Split {
     let seeds: Vec<TaskId> = (0..dag.len() as TaskId).filter(|&t| seed[t as usize]).collect();
     let anc = reach(dag, &seeds, true);
     let desc = reach(dag, &seeds, false);
-    let mut out = Split { t: Vec::new(), s: Vec::new(), p: Vec::new(), c: Vec::new(), label: Vec::with_capacity(dag.len()) };
+    let mut out =
+        Split { t: Vec::new(), s: Vec::new(), p: Vec::new(), c: Vec::new(), label: Vec::with_capacity(dag.len()) };
     for t in 0..dag.len() {
         let i = t as TaskId;
         let part = if seed[t] || (anc[t] && desc[t]) {

@@ -11,13 +11,7 @@ use crate::sim::View;
 
 /// The runnable task of `job` with the highest `score` that fits `left` and is not in `chosen`
 /// (ties: lower task id, i.e. stage order), scanning every runnable task.
-pub(crate) fn best_in_job(
-    view: &View,
-    job: u32,
-    left: &ResVec,
-    chosen: &[TaskRef],
-    score: &[f64],
-) -> Option<TaskRef> {
+pub(crate) fn best_in_job(view: &View, job: u32, left: &ResVec, chosen: &[TaskRef], score: &[f64]) -> Option<TaskRef> {
     let st = view.job_state(job);
     let mut best: Option<(f64, u32)> = None;
     for &s in &st.runnable_stages {

@@ -163,10 +163,7 @@ fn cheap_scores(dag: &Dag, est: &impl Fn(u32) -> (f64, ResVec)) -> Vec<f32> {
     let bl = paths::bottom_levels(&est_dag);
     let mut order: Vec<u32> = (0..n as u32).collect();
     order.sort_by(|&a, &b| {
-        levels[a as usize]
-            .cmp(&levels[b as usize])
-            .then(bl[b as usize].total_cmp(&bl[a as usize]))
-            .then(a.cmp(&b))
+        levels[a as usize].cmp(&levels[b as usize]).then(bl[b as usize].total_cmp(&bl[a as usize])).then(a.cmp(&b))
     });
     let mut pri = vec![0f32; n];
     for (rank, &t) in order.iter().enumerate() {

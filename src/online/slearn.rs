@@ -209,6 +209,31 @@ impl SLearn {
     fn room(&self, view: &View, left: &ResVec) -> bool {
         self.min_req.as_ref().is_some_and(|m| fits(view, m, left))
     }
+
+    /// Takes the runnable tasks of `jobs`, in order, from the stages whose estimate is
+    /// (`sampled`) or is not yet learned. False when the machine has no room left.
+    fn take_stages(
+        &self,
+        view: &View,
+        jobs: impl IntoIterator<Item = u32>,
+        sampled: bool,
+        left: &mut ResVec,
+        picked: &HashSet<TaskRef>,
+        out: &mut Vec<TaskRef>,
+    ) -> bool {
+        for job in jobs {
+            if !self.room(view, left) {
+                return false;
+            }
+            let Some(info) = self.jobs[job as usize].as_ref() else { continue };
+            for &s in &view.job_state(job).runnable_stages {
+                if info.stages[s as usize].mean.is_some() == sampled {
+                    take_stage(view, job, s, left, picked, out);
+                }
+            }
+        }
+        true
+    }
 }
 
 /// Takes runnable tasks of stage `s` of `job`, lowest id first, that are not in `skip`, while
@@ -319,30 +344,13 @@ impl Policy for SLearn {
                 }
             }
             // (2) Sampled stages, least estimated remaining work first.
-            for &(_, job) in &self.order {
-                if !self.room(view, &left) {
-                    break 'passes;
-                }
-                let Some(info) = self.jobs[job as usize].as_ref() else { continue };
-                for &s in &view.job_state(job).runnable_stages {
-                    if info.stages[s as usize].mean.is_some() {
-                        take_stage(view, job, s, &mut left, &picked, out);
-                    }
-                }
+            let learned = self.order.iter().map(|&(_, job)| job);
+            if !self.take_stages(view, learned, true, &mut left, &picked, out) {
+                break 'passes;
             }
             // (3) Work conservation: what is left goes to the non-pilot tasks of stages still
             // sampling, FIFO.
-            for &job in &self.sampling {
-                if !self.room(view, &left) {
-                    break 'passes;
-                }
-                let Some(info) = self.jobs[job as usize].as_ref() else { continue };
-                for &s in &view.job_state(job).runnable_stages {
-                    if info.stages[s as usize].mean.is_none() {
-                        take_stage(view, job, s, &mut left, &picked, out);
-                    }
-                }
-            }
+            self.take_stages(view, self.sampling.iter().copied(), false, &mut left, &picked, out);
         }
         self.picked = picked;
     }

@@ -191,8 +191,7 @@ pub fn cdf(series: &[(String, Vec<f64>)], c: &CdfChart) -> Result<String> {
             .y_label_area_size(60)
             .build_cartesian_2d(lo..hi, 0f64..1.0)
             .map_err(draw_err)?;
-        style::mesh(&mut chart, &x_desc, "fraction").draw()
-            .map_err(draw_err)?;
+        style::mesh(&mut chart, &x_desc, "fraction").draw().map_err(draw_err)?;
         chart
             .draw_series(DashedLineSeries::new(
                 vec![(c.reference, 0.0), (c.reference, 1.0)],

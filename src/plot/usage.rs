@@ -108,8 +108,7 @@ pub fn usage(s: &ReplaySummary, note: &str) -> Result<String> {
             .y_label_area_size(60)
             .build_cartesian_2d(0f64..xmax, 0f64..ymax)
             .map_err(draw_err)?;
-        style::mesh(&mut chart, "time [s]", "cluster capacity in use [%]").draw()
-            .map_err(draw_err)?;
+        style::mesh(&mut chart, "time [s]", "cluster capacity in use [%]").draw().map_err(draw_err)?;
         let mut legend = Vec::new();
         for (r, name) in sum.resources.iter().enumerate() {
             let pts = steps(&ts, end, |i| sum.utilization[i].used[r] * 100.0);
@@ -123,8 +122,7 @@ pub fn usage(s: &ReplaySummary, note: &str) -> Result<String> {
             .y_label_area_size(60)
             .build_cartesian_2d(0f64..xmax, 0f64..running_max)
             .map_err(draw_err)?;
-        style::mesh(&mut chart, "time [s]", "running tasks").draw()
-            .map_err(draw_err)?;
+        style::mesh(&mut chart, "time [s]", "running tasks").draw().map_err(draw_err)?;
         let pts = steps(&ts, end, |i| sum.utilization[i].running);
         chart.draw_series(LineSeries::new(pts, BLACK.stroke_width(2))).map_err(draw_err)?;
         legend.push(("running tasks (lower chart)".into(), Mark::Line(BLACK)));

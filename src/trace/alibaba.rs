@@ -131,9 +131,17 @@ impl fmt::Display for SkipReport {
         let mut parts = Vec::new();
         if !self.jobs.is_empty() {
             let n = self.jobs_skipped();
-            let reasons: Vec<String> =
-                self.jobs.iter().map(|(r, (k, first))| format!("{} {} (first: {first})", thousands(*k), r.as_str())).collect();
-            parts.push(format!("skipped {} job{}: {}", thousands(n), if n == 1 { "" } else { "s" }, reasons.join(", ")));
+            let reasons: Vec<String> = self
+                .jobs
+                .iter()
+                .map(|(r, (k, first))| format!("{} {} (first: {first})", thousands(*k), r.as_str()))
+                .collect();
+            parts.push(format!(
+                "skipped {} job{}: {}",
+                thousands(n),
+                if n == 1 { "" } else { "s" },
+                reasons.join(", ")
+            ));
         }
         if self.rows_not_terminated > 0 {
             let n = self.rows_not_terminated;
@@ -184,7 +192,8 @@ fn parse_name(name: &str) -> Name {
     if !rest.starts_with(|c: char| c.is_ascii_digit()) {
         return Name::Independent;
     }
-    let mut ids = rest.split('_').map(|p| if p.bytes().all(|b| b.is_ascii_digit()) { p.parse::<u32>().ok() } else { None });
+    let mut ids =
+        rest.split('_').map(|p| if p.bytes().all(|b| b.is_ascii_digit()) { p.parse::<u32>().ok() } else { None });
     let Some(Some(id)) = ids.next() else { return Name::Bad };
     let mut parents = Vec::new();
     for p in ids {
@@ -290,18 +299,14 @@ pub fn read(text: &str) -> Result<(Workload, SkipReport)> {
             ));
         }
         let field = |i: usize| -> Result<&str> {
-            std::str::from_utf8(&record[i])
-                .map(str::trim)
-                .map_err(|_| at(i, format!("{}: not valid UTF-8", names[i])))
+            std::str::from_utf8(&record[i]).map(str::trim).map_err(|_| at(i, format!("{}: not valid UTF-8", names[i])))
         };
         let num = |i: usize| -> Result<Num> {
             let s = field(i)?;
             if s.is_empty() {
                 return Ok(Num::Empty);
             }
-            s.parse::<f64>()
-                .map(Num::Value)
-                .map_err(|_| at(i, format!("{}: '{s}' is not a number", names[i])))
+            s.parse::<f64>().map(Num::Value).map_err(|_| at(i, format!("{}: '{s}' is not a number", names[i])))
         };
 
         let job_name = field(cols.job)?;

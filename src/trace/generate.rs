@@ -41,11 +41,8 @@ impl FromStr for ArrivalProcess {
 
     fn from_str(s: &str) -> Result<ArrivalProcess> {
         let s = s.trim();
-        let usage = || {
-            Error::Usage(format!(
-                "--arrival '{s}': expected poisson:MEAN_SECONDS, fixed:SECONDS or all-at-once"
-            ))
-        };
+        let usage =
+            || Error::Usage(format!("--arrival '{s}': expected poisson:MEAN_SECONDS, fixed:SECONDS or all-at-once"));
         if s == "all-at-once" {
             return Ok(ArrivalProcess::AllAtOnce);
         }

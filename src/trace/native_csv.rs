@@ -103,11 +103,8 @@ impl Ctx<'_> {
 
 /// Reads a native trace. Errors are positioned (line, column, field); wrap them with the file.
 pub fn read(text: &str) -> Result<Workload> {
-    let mut rdr = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .trim(csv::Trim::All)
-        .from_reader(text.as_bytes());
+    let mut rdr =
+        csv::ReaderBuilder::new().has_headers(false).flexible(true).trim(csv::Trim::All).from_reader(text.as_bytes());
     let mut record = csv::StringRecord::new();
     if !rdr.read_record(&mut record).map_err(csv_error)? {
         return Err(Error::Syntax {
@@ -163,9 +160,8 @@ pub fn read(text: &str) -> Result<Workload> {
             return Err(err(STAGE, "a stage name must not be empty".into()));
         }
         let tasks_text = get(TASKS)?;
-        let tasks: u64 = tasks_text
-            .parse()
-            .map_err(|_| err(TASKS, format!("'{tasks_text}' is not a whole number >= 0")))?;
+        let tasks: u64 =
+            tasks_text.parse().map_err(|_| err(TASKS, format!("'{tasks_text}' is not a whole number >= 0")))?;
         if tasks > MAX_TASKS_PER_STAGE {
             return Err(err(TASKS, format!("{tasks} tasks in one stage; at most {MAX_TASKS_PER_STAGE} are supported")));
         }
@@ -188,16 +184,14 @@ pub fn read(text: &str) -> Result<Workload> {
                 }
                 let mean = ds.iter().sum::<f64>() / ds.len() as f64;
                 if (mean - duration).abs() > MEAN_TOLERANCE * mean.abs().max(1.0) {
-                    return Err(err(
-                        DURATION,
-                        format!("{duration} is not the mean of the stage's durations ({mean})"),
-                    ));
+                    return Err(err(DURATION, format!("{duration} is not the mean of the stage's durations ({mean})")));
                 }
                 Some(ds)
             }
         };
 
-        let row = Row { line, byte, stage: stage.to_string(), tasks: tasks as u32, duration, demand, parents, durations };
+        let row =
+            Row { line, byte, stage: stage.to_string(), tasks: tasks as u32, duration, demand, parents, durations };
         match by_name.get(job) {
             Some(&j) => {
                 let first = &jobs[j];
@@ -252,12 +246,7 @@ fn header<'a>(text: &'a str, record: &csv::StringRecord) -> Result<Ctx<'a>> {
         match HEADER.iter().position(|h| *h == name) {
             Some(k) if cols[k].is_some() => return Err(at(format!("column '{name}' appears twice in the header"))),
             Some(k) => cols[k] = Some(i),
-            None => {
-                return Err(at(format!(
-                    "unknown column '{name}' in the header (expected `{}`)",
-                    HEADER.join(",")
-                )))
-            }
+            None => return Err(at(format!("unknown column '{name}' in the header (expected `{}`)", HEADER.join(",")))),
         }
     }
     if let Some(k) = (0..HEADER.len()).find(|&k| k != DURATIONS && cols[k].is_none()) {
@@ -557,15 +546,22 @@ a,2,q,s,1,1,1,1,0,0,
             ],
             parents: vec![],
         });
-        let w = Workload { jobs: vec![Job { name: "j".into(), arrival: 0.0, queue: "q".into(), dag: b.build().unwrap() }] };
+        let w =
+            Workload { jobs: vec![Job { name: "j".into(), arrival: 0.0, queue: "q".into(), dag: b.build().unwrap() }] };
         let text = write(&w).unwrap();
         assert!(text.ends_with("j,0,q,s,2,1,3,4,0,0,,\n"), "{text}");
         let back = read(&text).unwrap();
         assert_eq!(write(&back).unwrap(), text);
 
         let mut b = DagBuilder::new("d", vec!["gpu".into()]);
-        b.stage(StageSpec { name: "s".into(), group: None, tasks: vec![TaskSpec { duration: 1.0, demand: ResVec::ZERO }], parents: vec![] });
-        let w = Workload { jobs: vec![Job { name: "j".into(), arrival: 0.0, queue: "q".into(), dag: b.build().unwrap() }] };
+        b.stage(StageSpec {
+            name: "s".into(),
+            group: None,
+            tasks: vec![TaskSpec { duration: 1.0, demand: ResVec::ZERO }],
+            parents: vec![],
+        });
+        let w =
+            Workload { jobs: vec![Job { name: "j".into(), arrival: 0.0, queue: "q".into(), dag: b.build().unwrap() }] };
         assert!(write(&w).unwrap_err().to_string().contains("resource 'gpu'"));
     }
 }

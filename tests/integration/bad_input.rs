@@ -96,7 +96,8 @@ fn out_of_range_duration_is_a_positioned_error() {
 
 #[test]
 fn negative_demand_is_named_by_field() {
-    let (r, file) = build_with(r#"{"stages": [{"id": "a", "tasks": 1, "duration": 1, "demands": {"cpu": 1, "mem": -2}}]}"#);
+    let (r, file) =
+        build_with(r#"{"stages": [{"id": "a", "tasks": 1, "duration": 1, "demands": {"cpu": 1, "mem": -2}}]}"#);
     assert_fails_naming(&r, &file, &["demands.mem", "-2"]);
 }
 
@@ -120,7 +121,9 @@ fn empty_dag_is_rejected() {
 fn malformed_json_reports_line_and_column() {
     // A missing comma before "tasks" on line 3; serde_json points at the unexpected quote,
     // column 14 (two spaces, `{"id": "b" ` is 11 characters, the quote is the 14th).
-    let (r, file) = build_with("{\"stages\": [\n  {\"id\": \"a\", \"tasks\": 1, \"duration\": 1},\n  {\"id\": \"b\" \"tasks\": 1}\n]}\n");
+    let (r, file) = build_with(
+        "{\"stages\": [\n  {\"id\": \"a\", \"tasks\": 1, \"duration\": 1},\n  {\"id\": \"b\" \"tasks\": 1}\n]}\n",
+    );
     assert_fails_naming(&r, &file, &["line 3, column 14"]);
 }
 
@@ -142,9 +145,29 @@ fn one_to_one_edge_between_unequal_stages_is_rejected() {
 #[test]
 fn malformed_cluster_file_reports_its_name_and_position() {
     let dir = tempdir();
-    let cluster = write(dir.path(), "broken-cluster.json", "{\"machines\": [\n  {\"count\": 2, \"capacity\": {\"cpu\": }}]}\n");
+    let cluster =
+        write(dir.path(), "broken-cluster.json", "{\"machines\": [\n  {\"count\": 2, \"capacity\": {\"cpu\": }}]}\n");
     let r = run(&[Path::new("build-schedule"), &repo("traces/example.json"), Path::new("--cluster"), &cluster]);
     assert_fails_naming(&r, "broken-cluster.json", &["line 2", "column"]);
+}
+
+/// Values checked after the cluster file is read have no position to report: the message names
+/// the field instead (and no "line 0").
+#[test]
+fn bad_cluster_values_are_named_by_field() {
+    let dir = tempdir();
+    for (text, field) in [
+        (r#"{"machines": [{"capacity": {"cpu": 16}, "speed": 0}]}"#, "machines[0].speed: 0 is not a finite number > 0"),
+        (
+            r#"{"machines": [{"capacity": {"cpu": 16}}], "pair_bandwidth": [{"groups": [0, 1], "bandwidth": 2}]}"#,
+            "pair_bandwidth[0].groups: group 1 does not exist",
+        ),
+    ] {
+        let cluster = write(dir.path(), "bad-values-cluster.json", text);
+        let r = run(&[Path::new("build-schedule"), &repo("traces/example.json"), Path::new("--cluster"), &cluster]);
+        assert_fails_naming(&r, "bad-values-cluster.json", &[field]);
+        assert!(!r.stderr.contains("line 0"), "{}", r.stderr);
+    }
 }
 
 // ---- validate: schedules that do not match the DAG ----------------------------------------
@@ -213,7 +236,8 @@ fn validate_reports_a_missing_task() {
 fn validate_reports_a_task_overlapping_its_parent() {
     // b[0] on a second machine from time 3, while a[0] and a[1] run until 4: a dependency
     // violation and nothing else (no machine is over capacity).
-    let r = validate_chain_on(&format!(r#"[{A0}, {A1}, {{"id": "b[0]", "machine": 1, "start": 3, "end": 6}}]"#), "2", "4");
+    let r =
+        validate_chain_on(&format!(r#"[{A0}, {A1}, {{"id": "b[0]", "machine": 1, "start": 3, "end": 6}}]"#), "2", "4");
     assert_invalid(&r, &["'b[0]' starts at 3 before its parent", "ends at 4", "1 violation"]);
     assert!(!r.stderr.contains("exceeds capacity"), "{}", r.stderr);
 }
@@ -228,7 +252,9 @@ fn validate_reports_a_capacity_overrun() {
 
 #[test]
 fn validate_reports_a_too_short_task_and_a_missing_machine() {
-    let r = validate_chain(&format!(r#"[{A0}, {{"id": "a[1]", "machine": 5, "start": 0, "end": 4}}, {{"id": "b[0]", "machine": 0, "start": 4, "end": 5}}]"#));
+    let r = validate_chain(&format!(
+        r#"[{A0}, {{"id": "a[1]", "machine": 5, "start": 0, "end": 4}}, {{"id": "b[0]", "machine": 0, "start": 4, "end": 5}}]"#
+    ));
     assert_invalid(&r, &["a[1]", "machine 5", "b[0]", "duration is 3"]);
 }
 
@@ -238,7 +264,8 @@ fn validate_reports_a_too_short_task_and_a_missing_machine() {
 fn out_path_in_a_missing_directory_fails_cleanly() {
     let dir = tempdir();
     let out = dir.path().join("no-such-dir").join("schedule.json");
-    let r = run(&[Path::new("build-schedule"), &repo("traces/example.json"), Path::new("--out"), &out, Path::new("-q")]);
+    let r =
+        run(&[Path::new("build-schedule"), &repo("traces/example.json"), Path::new("--out"), &out, Path::new("-q")]);
     assert_fails_naming(&r, "no-such-dir", &[]);
     assert!(!out.exists());
     assert!(!dir.path().join("no-such-dir").exists(), "the directory is not created behind the user's back");
@@ -249,8 +276,12 @@ fn failing_run_leaves_the_previous_output_intact() {
     let dir = tempdir();
     let previous = "previous contents\n";
     let out = write(dir.path(), "schedule.json", previous);
-    let bad = write(dir.path(), "cyclic.json", r#"{"stages": [{"id": "x", "tasks": 1, "duration": 1, "parents": ["y"]},
-                                                                {"id": "y", "tasks": 1, "duration": 1, "parents": ["x"]}]}"#);
+    let bad = write(
+        dir.path(),
+        "cyclic.json",
+        r#"{"stages": [{"id": "x", "tasks": 1, "duration": 1, "parents": ["y"]},
+                                                                {"id": "y", "tasks": 1, "duration": 1, "parents": ["x"]}]}"#,
+    );
     let r = run(&[Path::new("build-schedule"), &bad, Path::new("--out"), &out]);
     assert_fails_naming(&r, "cyclic.json", &["cycle"]);
     assert_eq!(std::fs::read_to_string(&out).unwrap(), previous);

@@ -42,14 +42,14 @@ fn build_schedule_writes_the_contract_fields() {
     assert!(out["search"].is_object(), "graphene reports its search: {}", out["search"]);
 
     let lb = &out["lower_bounds"];
-    let bounds: Vec<f64> =
-        ["critical_path", "total_work", "stage_aware"].iter().map(|k| f(&lb[k], k)).collect();
+    let bounds: Vec<f64> = ["critical_path", "total_work", "stage_aware"].iter().map(|k| f(&lb[k], k)).collect();
     let makespan = f(&out["makespan"], "makespan");
     for b in &bounds {
         assert!(geq(makespan, *b), "makespan {makespan} below bound {b}");
     }
     // The file's bounds are the library's.
-    let cluster = graphene::ClusterSpec::uniform(10, graphene::ClusterSpec::default_capacity()).resolve(&dag.resources).unwrap();
+    let cluster =
+        graphene::ClusterSpec::uniform(10, graphene::ClusterSpec::default_capacity()).resolve(&dag.resources).unwrap();
     let want = lowerbound::compute(&dag, &cluster);
     assert_eq!(bounds, vec![want.critical_path, want.total_work, want.stage_aware]);
 

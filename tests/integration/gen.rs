@@ -22,7 +22,8 @@ pub const RESOURCE_NAMES: [&str; 4] = ["cpu", "mem", "disk", "net"];
 /// regression files written into the checkout. For a deeper search by hand, without editing the
 /// tests, `GRAPHENE_PROPTEST_CASES=N` and `GRAPHENE_PROPTEST_SEED=S` override the count and seed.
 pub fn config(cases: u32) -> Config {
-    let env = |k: &str| std::env::var(k).ok().map(|v| v.parse::<u64>().unwrap_or_else(|_| panic!("{k}={v} is not a number")));
+    let env =
+        |k: &str| std::env::var(k).ok().map(|v| v.parse::<u64>().unwrap_or_else(|_| panic!("{k}={v} is not a number")));
     Config {
         cases: env("GRAPHENE_PROPTEST_CASES").map_or(cases, |n| n as u32),
         failure_persistence: None,
@@ -206,7 +207,9 @@ pub fn arb_case(sz: Sizes) -> impl Strategy<Value = Case> {
             let overbook = if sz.allow_overbook { any::<bool>().boxed() } else { Just(false).boxed() };
             (Just(nres), machines, stages, any::<bool>(), overbook)
         })
-        .prop_map(move |(nres, machines, raw, reversed, overbook)| build_case(sz, nres, machines, raw, reversed, overbook))
+        .prop_map(move |(nres, machines, raw, reversed, overbook)| {
+            build_case(sz, nres, machines, raw, reversed, overbook)
+        })
 }
 
 fn build_case(sz: Sizes, nres: usize, caps: Vec<Vec<u32>>, raw: Vec<RawStage>, reversed: bool, overbook: bool) -> Case {

@@ -243,3 +243,87 @@ fn native_dag_files_carry_edge_data_and_keep_it_when_written_back() {
     let e = graphene::formats::native::parse(&bad, "d").unwrap_err().to_string();
     assert!(e.contains("parents[0].data"), "{e}");
 }
+
+/// FORK on three machines of speed 1: m0 and m1 in one rack (group 0, bandwidth 3 inside it,
+/// so a's 3 data units take 1), m2 alone in group 1 behind the slow cluster-wide bandwidth 0.3
+/// (they take 10). a runs on m0 0-1; then HEFT picks, child by child, the earliest finish:
+/// b m0 1-3, c m1 2-4 (m2 would finish at 13), d m0 3-5, e m1 4-6: makespan 6, m2 unused.
+/// With 3 everywhere m2 is as good as m1: b m0 1-3, c m1 2-4, d m2 2-4, e m0 3-5: makespan 5.
+#[test]
+fn heft_keeps_transfers_inside_the_fast_rack() {
+    let dag_text = r#"{"resources": ["cpu"], "stages": [
+        {"id": "a", "tasks": 1, "duration": 1, "demands": {"cpu": 1}},
+        {"id": "b", "tasks": 1, "duration": 2, "demands": {"cpu": 1}, "parents": [{"stage": "a", "data": 3}]},
+        {"id": "c", "tasks": 1, "duration": 2, "demands": {"cpu": 1}, "parents": [{"stage": "a", "data": 3}]},
+        {"id": "d", "tasks": 1, "duration": 2, "demands": {"cpu": 1}, "parents": [{"stage": "a", "data": 3}]},
+        {"id": "e", "tasks": 1, "duration": 2, "demands": {"cpu": 1}, "parents": [{"stage": "a", "data": 3}]}]}"#;
+    let dag = graphene::formats::native::parse(dag_text, "fork").unwrap();
+    let racks = r#"{"machines": [{"count": 2, "capacity": {"cpu": 1}}, {"count": 1, "capacity": {"cpu": 1}}],
+        "bandwidth": 0.3, "pair_bandwidth": [{"groups": [0, 0], "bandwidth": 3}]}"#;
+    let flat = r#"{"machines": [{"count": 3, "capacity": {"cpu": 1}}], "bandwidth": 3}"#;
+    let placed = |text: &str| {
+        let spec = graphene::formats::cluster::parse(text).unwrap();
+        let (cluster, net) = (spec.resolve(&dag.resources).unwrap(), spec.network());
+        let s = run(HeteroAlgo::Heft, &dag, &cluster, &net);
+        assert_eq!(validate_schedule_on(&dag, &cluster, &net, &s.schedule, &s.copies), vec![]);
+        let mut by_task: Vec<(String, u32, f64)> =
+            s.schedule.placements.iter().map(|p| (dag.task_name(p.task), p.machine, p.start)).collect();
+        by_task.sort_by(|x, y| x.0.cmp(&y.0));
+        (s.schedule.makespan(), by_task)
+    };
+    let row = |t: &str, m: u32, s: f64| (t.to_string(), m, s);
+    assert_eq!(
+        placed(racks),
+        (
+            6.0,
+            vec![
+                row("a[0]", 0, 0.0),
+                row("b[0]", 0, 1.0),
+                row("c[0]", 1, 2.0),
+                row("d[0]", 0, 3.0),
+                row("e[0]", 1, 4.0)
+            ]
+        )
+    );
+    assert_eq!(
+        placed(flat),
+        (
+            5.0,
+            vec![
+                row("a[0]", 0, 0.0),
+                row("b[0]", 0, 1.0),
+                row("c[0]", 1, 2.0),
+                row("d[0]", 2, 2.0),
+                row("e[0]", 0, 3.0)
+            ]
+        )
+    );
+
+    // The validator holds a child in the far rack to the slow link: d on m2 at 2 would need a's
+    // data, which arrives at 1 + 10 = 11.
+    let spec = graphene::formats::cluster::parse(racks).unwrap();
+    let (cluster, net) = (spec.resolve(&dag.resources).unwrap(), spec.network());
+    let v = validate_on(
+        &dag,
+        &cluster,
+        &net,
+        &[
+            entry("a[0]", 0, 0.0, 1.0),
+            entry("b[0]", 0, 1.0, 3.0),
+            entry("c[0]", 1, 2.0, 4.0),
+            entry("d[0]", 2, 2.0, 4.0),
+            entry("e[0]", 0, 3.0, 5.0),
+        ],
+        &[],
+    );
+    assert_eq!(
+        v,
+        vec![Violation::Transfer {
+            parent: "a[0]".into(),
+            child: "d[0]".into(),
+            machine: 2,
+            arrival: 11.0,
+            child_start: 2.0
+        }]
+    );
+}

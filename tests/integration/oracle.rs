@@ -131,10 +131,7 @@ impl Problem {
         }
         for g in cluster["machines"].as_array().expect("machines") {
             let count = g.get("count").map_or(1, |c| c.as_u64().unwrap() as usize);
-            let cap: Vec<f64> = resources
-                .iter()
-                .map(|r| g["capacity"].get(r).map_or(0.0, |x| num(x, r)))
-                .collect();
+            let cap: Vec<f64> = resources.iter().map(|r| g["capacity"].get(r).map_or(0.0, |x| num(x, r))).collect();
             p.caps.extend(std::iter::repeat_n(cap, count));
         }
         p
@@ -183,8 +180,10 @@ impl Search<'_> {
         points.extend((0..n).filter(|&u| on_m(u) && self.start[u] > s && self.start[u] < e).map(|u| self.start[u]));
         for &x in &points {
             for r in 0..self.p.caps[m].len() {
-                let used: f64 =
-                    (0..n).filter(|&u| on_m(u) && self.start[u] <= x && x < self.end[u]).map(|u| self.p.demands[u][r]).sum();
+                let used: f64 = (0..n)
+                    .filter(|&u| on_m(u) && self.start[u] <= x && x < self.end[u])
+                    .map(|u| self.p.demands[u][r])
+                    .sum();
                 if used + self.p.demands[t][r] > self.p.caps[m][r] + EPS {
                     return false;
                 }
@@ -201,7 +200,9 @@ impl Search<'_> {
         }
         let n = self.p.durations.len();
         let mut cands = vec![release];
-        cands.extend((0..n).filter(|&u| self.placed[u] && self.machine[u] == m && self.end[u] > release).map(|u| self.end[u]));
+        cands.extend(
+            (0..n).filter(|&u| self.placed[u] && self.machine[u] == m && self.end[u] > release).map(|u| self.end[u]),
+        );
         cands.sort_by(f64::total_cmp);
         cands
             .into_iter()

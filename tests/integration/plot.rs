@@ -176,7 +176,9 @@ fn gantt_warns_when_the_flags_disagree_with_the_search_report() {
     let out = dir.path().join("gantt.svg");
     // A report whose tasks lost their flags (say, rewritten by another tool) but whose search
     // still says four tasks were troublesome: nothing is outlined, and the chart says why.
-    let text = std::fs::read_to_string(fixture("schedule.json")).unwrap().replace("\"troublesome\": true", "\"troublesome\": false");
+    let text = std::fs::read_to_string(fixture("schedule.json"))
+        .unwrap()
+        .replace("\"troublesome\": true", "\"troublesome\": false");
     let sched = write(dir.path(), "unflagged.json", &text);
     let r = plot(&["gantt", sched.to_str().unwrap()], &out).ok();
     assert!(

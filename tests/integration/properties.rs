@@ -52,4 +52,3 @@ proptest! {
         prop_assert_eq!(lb.best(), lb.stage_aware.max(lb.critical_path).max(lb.total_work));
     }
 }
-

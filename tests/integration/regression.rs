@@ -129,7 +129,12 @@ fn exact_classic_bounds_of_hand_computed_cases() {
         let lb = lowerbound::compute(&dag, &cluster);
         assert_eq!(lb.critical_path, case.critical_path, "{}: critical path", case.name);
         assert_eq!(lb.total_work, case.total_work, "{}: total work", case.name);
-        assert!(lb.stage_aware <= case.optimum, "{}: stage-aware bound {} above the optimum", case.name, lb.stage_aware);
+        assert!(
+            lb.stage_aware <= case.optimum,
+            "{}: stage-aware bound {} above the optimum",
+            case.name,
+            lb.stage_aware
+        );
     }
 }
 

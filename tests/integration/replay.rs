@@ -281,8 +281,22 @@ fn replay_runs_tasks_at_their_machines_speed() {
 }
 
 /// Runs `scheduler` on `trace` and returns schedule.csv's rows as (task id, machine, start, end).
-fn realized(trace: &std::path::Path, out: &std::path::Path, scheduler: &str, extra: &[&str]) -> Vec<(String, u32, f64, f64)> {
-    let args = ["replay", trace.to_str().unwrap(), "--scheduler", scheduler, "-q", "--no-timing", "--out", out.to_str().unwrap()];
+fn realized(
+    trace: &std::path::Path,
+    out: &std::path::Path,
+    scheduler: &str,
+    extra: &[&str],
+) -> Vec<(String, u32, f64, f64)> {
+    let args = [
+        "replay",
+        trace.to_str().unwrap(),
+        "--scheduler",
+        scheduler,
+        "-q",
+        "--no-timing",
+        "--out",
+        out.to_str().unwrap(),
+    ];
     run(&[&args[..], extra].concat()).ok();
     std::fs::read_to_string(out.join("schedule.csv"))
         .unwrap()
@@ -315,7 +329,12 @@ fn heft_online_puts_a_task_where_it_finishes_first() {
         let start = if fast == 0 { 0.0 } else { 0.5 };
         assert_eq!((heft[0].1, heft[0].2, heft[0].3), (fast, start, start + 5.0), "speeds {speeds}: {heft:?}");
     }
-    let fifo = realized(&trace, &dir.path().join("f"), "fifo", &["--machines", "2", "--capacity", "cpu=2,mem=8", "--speeds", "1,2"]);
+    let fifo = realized(
+        &trace,
+        &dir.path().join("f"),
+        "fifo",
+        &["--machines", "2", "--capacity", "cpu=2,mem=8", "--speeds", "1,2"],
+    );
     assert_eq!((fifo[0].1, fifo[0].3 - fifo[0].2), (0, 10.0), "fifo takes machine 0, the first to ask: {fifo:?}");
 }
 
@@ -342,7 +361,9 @@ fn heft_online_runs_the_longest_path_first() {
     };
     let heft = times(realized(&trace, &dir.path().join("h"), "heft", &cluster));
     let fifo = times(realized(&trace, &dir.path().join("f"), "fifo", &cluster));
-    let ids = |v: &[(String, f64, f64)]| v.iter().map(|x| (x.0.split('[').next().unwrap().to_string(), x.1, x.2)).collect::<Vec<_>>();
+    let ids = |v: &[(String, f64, f64)]| {
+        v.iter().map(|x| (x.0.split('[').next().unwrap().to_string(), x.1, x.2)).collect::<Vec<_>>()
+    };
     assert_eq!(ids(&heft), vec![("b".into(), 0.0, 2.0), ("c".into(), 2.0, 12.0), ("a".into(), 12.0, 13.0)]);
     assert_eq!(ids(&fifo), vec![("a".into(), 0.0, 1.0), ("b".into(), 1.0, 3.0), ("c".into(), 3.0, 13.0)]);
 }

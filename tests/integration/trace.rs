@@ -60,7 +60,9 @@ fn assert_same_workload(orig: &Workload, back: &Workload) {
 fn generated_workload_round_trips_through_the_native_csv() {
     let dags = source_dags();
     assert_eq!(dags.len(), 2);
-    for arrival in [ArrivalProcess::Poisson { mean: 7.5 }, ArrivalProcess::Fixed { interval: 0.1 }, ArrivalProcess::AllAtOnce] {
+    for arrival in
+        [ArrivalProcess::Poisson { mean: 7.5 }, ArrivalProcess::Fixed { interval: 0.1 }, ArrivalProcess::AllAtOnce]
+    {
         let w = trace::generate(&dags, 40, arrival, 3, 11).unwrap();
         let text = trace::native_csv::write(&w).unwrap();
         let back = trace::native_csv::read(&text).unwrap();
@@ -287,8 +289,16 @@ fn malformed_native_rows_name_file_line_and_column() {
     let ok = "a,0,q,s,1,2,1,1,0,0,,\n";
     let cases: [(&str, String, &str); 6] = [
         ("missing-column.csv", format!("{HEADER}{ok}a,0,q,t,1,2,1,1,0,0\n"), "line 3, column 20: parents: missing"),
-        ("bad-duration.csv", format!("{HEADER}{ok}a,0,q,t,1,two,1,1,0,0,s,\n"), "line 3, column 11: duration: 'two' is not a number"),
-        ("unknown-parent.csv", format!("{HEADER}{ok}a,0,q,t,1,2,1,1,0,0,s;~x,\n"), "line 3, column 21: parents: job 'a' has no stage 'x'"),
+        (
+            "bad-duration.csv",
+            format!("{HEADER}{ok}a,0,q,t,1,two,1,1,0,0,s,\n"),
+            "line 3, column 11: duration: 'two' is not a number",
+        ),
+        (
+            "unknown-parent.csv",
+            format!("{HEADER}{ok}a,0,q,t,1,2,1,1,0,0,s;~x,\n"),
+            "line 3, column 21: parents: job 'a' has no stage 'x'",
+        ),
         (
             "inconsistent-arrival.csv",
             format!("{HEADER}{ok}b,1,q,s,1,2,1,1,0,0,,\na,0.5,q,t,1,2,1,1,0,0,s,\n"),
@@ -299,7 +309,11 @@ fn malformed_native_rows_name_file_line_and_column() {
             format!("{HEADER}{ok}a,0,\"q,2\",t,1,2,1,1,0,0,s,\n"),
             "line 3, column 5: queue: job 'a' is in queue 'q,2' here but in 'q' on line 2",
         ),
-        ("negative-demand.csv", format!("{HEADER}a,0,q,s,1,2,1,-1,0,0,,\n"), "line 2, column 15: mem: -1 is not a finite number >= 0"),
+        (
+            "negative-demand.csv",
+            format!("{HEADER}a,0,q,s,1,2,1,-1,0,0,,\n"),
+            "line 2, column 15: mem: -1 is not a finite number >= 0",
+        ),
     ];
     for (name, text, want) in cases {
         let m = native_error(name, &text);
@@ -314,7 +328,8 @@ fn trace_format_is_detected_or_forced() {
     let (w, _) = load(&spar);
     assert_eq!(w.tasks(), 5);
     // Forcing the native reader on an Alibaba file fails on its header, naming the file.
-    let e = trace::load(&spar, &TraceOptions { format: Some(TraceFormat::Native), queues: None }).unwrap_err().to_string();
+    let e =
+        trace::load(&spar, &TraceOptions { format: Some(TraceFormat::Native), queues: None }).unwrap_err().to_string();
     assert!(e.contains("spar.csv: line 1, column 1: unknown column '0'"), "{e}");
     let other = write(dir.path(), "other.csv", "a,b,c\n");
     let e = trace::load(&other, &TraceOptions::default()).unwrap_err().to_string();

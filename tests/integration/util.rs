@@ -30,9 +30,8 @@ impl Run {
     }
 
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_slice(&self.stdout).unwrap_or_else(|e| {
-            panic!("stdout is not JSON ({e}):\n{}\nstderr:\n{}", self.stdout_str(), self.stderr)
-        })
+        serde_json::from_slice(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}\nstderr:\n{}", self.stdout_str(), self.stderr))
     }
 
     /// Asserts exit 0, showing stderr otherwise.
