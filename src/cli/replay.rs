@@ -220,7 +220,12 @@ impl Common {
             None => e,
         })?;
         let shares = shares(a.queues.as_deref(), &workload)?;
-        let settings = OnlineSettings { shares: shares.clone(), graphene: graphene_config(a, &shares)?, seed: a.seed, decima_model: a.decima_model.clone() };
+        let settings = OnlineSettings {
+            shares: shares.clone(),
+            graphene: graphene_config(a, &shares)?,
+            seed: a.seed,
+            decima_model: a.decima_model.clone(),
+        };
         let cfg = SimConfig {
             heartbeat: a.heartbeat,
             misestimate: a.misestimate.as_deref().map(parse_misestimate).transpose()?,

@@ -65,8 +65,20 @@ pub struct OnlineSettings {
 }
 
 /// Online scheduler names `by_name` accepts.
-pub const NAMES: &[&str] =
-    &["graphene", "cs", "fifo", "tetris", "cp", "drf", "random", "slearn", "graphene+cs", "graphene+tetris", "heft", "decima"];
+pub const NAMES: &[&str] = &[
+    "graphene",
+    "cs",
+    "fifo",
+    "tetris",
+    "cp",
+    "drf",
+    "random",
+    "slearn",
+    "graphene+cs",
+    "graphene+tetris",
+    "heft",
+    "decima",
+];
 
 /// Builds the online scheduler called `name`.
 pub fn by_name(name: &str, s: &OnlineSettings) -> crate::Result<Box<dyn Policy>> {
