@@ -19,6 +19,7 @@ mod plot;
 mod replay;
 mod replay_compare;
 mod serve;
+mod train_decima;
 mod validate;
 
 use clap::{Parser, Subcommand};
@@ -54,6 +55,8 @@ enum Command {
     Export(export::Args),
     /// Serve scheduling, lower bounds and validation over HTTP.
     Serve(serve::Args),
+    /// Train the `decima` online policy (REINFORCE on simulated Poisson workloads).
+    TrainDecima(train_decima::Args),
     /// Draw SVG charts: a schedule's Gantt chart, a replay's usage over time, JCT-gap CDFs.
     Plot(plot::Args),
 }
@@ -72,6 +75,7 @@ pub fn run() -> i32 {
         Command::Export(a) => export::run(a),
         Command::Serve(a) => serve::run(a),
         Command::Plot(a) => plot::run(a),
+        Command::TrainDecima(a) => train_decima::run(a),
     };
     match result {
         Ok(code) => code,

@@ -63,6 +63,10 @@ pub struct Common {
     pub misestimate_what: MisestimatedArg,
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// decima: weights file (from `graphene train-decima`) [default: the bundled
+    /// models/decima-tpch.json].
+    #[arg(long, value_name = "FILE")]
+    pub decima_model: Option<PathBuf>,
     /// No summary on standard error.
     #[arg(long, short)]
     pub quiet: bool,
@@ -226,7 +230,12 @@ impl Common {
             None => e,
         })?;
         let shares = shares(a.queues.as_deref(), &workload)?;
-        let settings = OnlineSettings { shares: shares.clone(), graphene: graphene_config(a, &shares)?, seed: a.seed };
+        let settings = OnlineSettings {
+            shares: shares.clone(),
+            graphene: graphene_config(a, &shares)?,
+            seed: a.seed,
+            decima_model: a.decima_model.clone(),
+        };
         let cfg = SimConfig {
             heartbeat: a.heartbeat,
             misestimate: a.misestimate.as_deref().map(parse_misestimate).transpose()?,

@@ -5,6 +5,7 @@
 
 mod capacity;
 mod cp;
+pub mod decima;
 mod drf;
 mod fifo;
 mod graphene;
@@ -59,11 +60,25 @@ pub struct OnlineSettings {
     /// ones above).
     pub graphene: GrapheneOnline,
     pub seed: u64,
+    /// decima: weights file to load instead of the bundled model.
+    pub decima_model: Option<std::path::PathBuf>,
 }
 
 /// Online scheduler names `by_name` accepts.
-pub const NAMES: &[&str] =
-    &["graphene", "cs", "fifo", "tetris", "cp", "drf", "random", "slearn", "graphene+cs", "graphene+tetris", "heft"];
+pub const NAMES: &[&str] = &[
+    "graphene",
+    "cs",
+    "fifo",
+    "tetris",
+    "cp",
+    "drf",
+    "random",
+    "slearn",
+    "graphene+cs",
+    "graphene+tetris",
+    "heft",
+    "decima",
+];
 
 /// Builds the online scheduler called `name`.
 pub fn by_name(name: &str, s: &OnlineSettings) -> crate::Result<Box<dyn Policy>> {
@@ -79,6 +94,13 @@ pub fn by_name(name: &str, s: &OnlineSettings) -> crate::Result<Box<dyn Policy>>
         "graphene+cs" => Box::new(hybrid::GrapheneCs::new(s.shares.clone(), &s.graphene)),
         "graphene+tetris" => Box::new(hybrid::GrapheneTetris::new(&s.graphene)),
         "heft" => Box::new(heft::HeftOnline::new()),
+        "decima" => {
+            let model = match &s.decima_model {
+                Some(path) => decima::Model::load(path)?,
+                None => decima::Model::bundled()?,
+            };
+            Box::new(decima::Decima::new(&model))
+        }
         other => {
             return Err(crate::Error::Usage(format!(
                 "unknown online scheduler '{other}' (known: {})",

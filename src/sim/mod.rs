@@ -265,6 +265,30 @@ pub fn run_with_progress(
     cfg: &SimConfig,
     progress: &mut dyn FnMut(f64, usize),
 ) -> Result<SimResult> {
+    run_inner(workload, cluster, policy, cfg, f64::INFINITY, progress)
+}
+
+/// Like [`run`], but stops at simulated time `until`: jobs unfinished then have a NaN finish,
+/// tasks still running are left out of `runs`. Training episodes end this way (Decima ends
+/// them at a random time so that the agent cannot plan for the end).
+pub fn run_until(
+    workload: &Workload,
+    cluster: &Cluster,
+    policy: &mut dyn Policy,
+    cfg: &SimConfig,
+    until: f64,
+) -> Result<SimResult> {
+    run_inner(workload, cluster, policy, cfg, until, &mut |_, _| {})
+}
+
+fn run_inner(
+    workload: &Workload,
+    cluster: &Cluster,
+    policy: &mut dyn Policy,
+    cfg: &SimConfig,
+    until: f64,
+    progress: &mut dyn FnMut(f64, usize),
+) -> Result<SimResult> {
     if !(cfg.heartbeat > 0.0 && cfg.heartbeat.is_finite()) {
         return Err(Error::Usage(format!("heartbeat {} must be a positive number of seconds", cfg.heartbeat)));
     }
@@ -353,7 +377,7 @@ pub fn run_with_progress(
     }
     let mut popped: u64 = 0;
     while let Some(Timed { time, event, .. }) = sim.events.pop() {
-        if sim.done_jobs == workload.jobs.len() {
+        if sim.done_jobs == workload.jobs.len() || time > until {
             break;
         }
         popped += 1;

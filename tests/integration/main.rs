@@ -20,6 +20,7 @@ mod oracle;
 
 mod bad_input;
 mod cli;
+mod decima;
 mod export;
 mod hetero;
 mod motivating;

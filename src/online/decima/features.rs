@@ -1,0 +1,279 @@
+//! What the agent sees: one node per unfinished stage of every active job, with Decima's stage
+//! features plus the two a multi-resource cluster adds, and the per-job bookkeeping they come
+//! from.
+//!
+//! Node features x_v (divided by the constants below so that TPC-H values fall in about [0, 2]):
+//! 0. tasks of the stage not launched yet / [`TASKS_SCALE`] (Decima: tasks remaining);
+//! 1. mean estimated task duration / [`DURATION_SCALE`] (Decima: average task duration; the
+//!    estimate the simulator shows every policy);
+//! 2. tasks of the stage running / [`RUNNING_SCALE`] (Decima: executors on the stage);
+//! 3. remaining work, tasks not launched x mean duration / [`WORK_SCALE`] (Decima: remaining
+//!    work, in task-seconds);
+//! 4. 1 when the stage has a runnable task (Decima: the frontier flag);
+//! 5. 1 when that task fits what is left of the heartbeat's machine (new: executors are
+//!    interchangeable in Decima, machines with leftover cores and memory are not);
+//! 6. the task's requested demand as a dominant share of that machine's capacity (new: how much
+//!    of the machine one task takes);
+//! 7. the job's dominant share of the cluster (Decima gives every node its job's executor
+//!    count; here a job holds resources, not executors; see [`super`] on limits).
+//!
+//! Job features (the limit score's extra input): the job's dominant share of the cluster, and
+//! its remaining work / [`WORK_SCALE`].
+
+use std::collections::HashMap;
+
+use super::super::fits;
+use crate::model::{ResVec, MAX_RESOURCES};
+use crate::sim::View;
+
+/// Node features.
+pub const F: usize = 8;
+/// Job features.
+pub const J: usize = 2;
+
+/// Tasks: TPC-H stages run 1 to a few hundred tasks (up to ~2,000 at 20g).
+pub const TASKS_SCALE: f64 = 200.0;
+/// Seconds: TPC-H mean task durations are 0.1 s to ~100 s.
+pub const DURATION_SCALE: f64 = 100.0;
+/// Running tasks: about one machine's worth of 1-4-core tasks on 16-core machines.
+pub const RUNNING_SCALE: f64 = 20.0;
+/// Task-seconds: a large TPC-H stage holds ~10^4.
+pub const WORK_SCALE: f64 = 1e4;
+
+/// One decision's input: the nodes, their edges, their jobs and the candidates.
+#[derive(Clone, Debug, Default)]
+pub struct Obs {
+    pub x: Vec<[f64; F]>,
+    /// Children of node v: `child[child_start[v]..child_start[v + 1]]` (node indices).
+    child_start: Vec<u32>,
+    child: Vec<u32>,
+    pub has_parent: Vec<bool>,
+    /// Index (into the observation's jobs) of each node's job.
+    pub job_of: Vec<u32>,
+    /// Nodes of job i: `job_first[i]..job_first[i + 1]`.
+    job_first: Vec<u32>,
+    pub job_x: Vec<[f64; J]>,
+    /// Each job's dominant share of the cluster (what the limit levels are compared with).
+    pub share: Vec<f64>,
+    /// Nodes the agent may pick: a runnable task that fits the machine. In node order.
+    pub cand: Vec<u32>,
+    /// (job id, stage id) of each node.
+    pub stage: Vec<(u32, u32)>,
+}
+
+impl Obs {
+    pub fn children(&self, v: usize) -> &[u32] {
+        &self.child[self.child_start[v] as usize..self.child_start[v + 1] as usize]
+    }
+
+    pub fn jobs(&self) -> usize {
+        self.job_first.len().saturating_sub(1)
+    }
+
+    pub fn nodes_of(&self, i: usize) -> std::ops::Range<usize> {
+        self.job_first[i] as usize..self.job_first[i + 1] as usize
+    }
+
+    /// Builds an observation from parts (tests and tools): per job, its node features, its
+    /// edges as (parent, child) node indices local to the job (parent < child), which local
+    /// nodes are candidates, its job features and share.
+    pub fn from_parts(jobs: &[JobParts]) -> Obs {
+        let mut b = Builder::default();
+        for (ji, (xs, edges, cands, jx, share)) in jobs.iter().enumerate() {
+            let base = b.obs.x.len() as u32;
+            let mut kids = vec![Vec::new(); xs.len()];
+            let mut has_parent = vec![false; xs.len()];
+            for &(p, c) in edges {
+                assert!(p < c, "edges go from a lower to a higher node index (topological order)");
+                kids[p as usize].push(base + c);
+                has_parent[c as usize] = true;
+            }
+            for (v, x) in xs.iter().enumerate() {
+                b.node(*x, &kids[v], has_parent[v], (ji as u32, v as u32), cands.contains(&(v as u32)));
+            }
+            b.end_job(*jx, *share);
+        }
+        b.finish()
+    }
+}
+
+/// One job for [`Obs::from_parts`]: node features, (parent, child) edges, candidate nodes, job
+/// features, share.
+pub type JobParts = (Vec<[f64; F]>, Vec<(u32, u32)>, Vec<u32>, [f64; J], f64);
+
+#[derive(Default)]
+struct Builder {
+    obs: Obs,
+}
+
+impl Builder {
+    fn node(&mut self, x: [f64; F], kids: &[u32], has_parent: bool, stage: (u32, u32), cand: bool) {
+        let o = &mut self.obs;
+        if o.child_start.is_empty() {
+            o.child_start.push(0);
+        }
+        if o.job_first.is_empty() {
+            o.job_first.push(0);
+        }
+        let v = o.x.len() as u32;
+        o.x.push(x);
+        o.child.extend_from_slice(kids);
+        o.child_start.push(o.child.len() as u32);
+        o.has_parent.push(has_parent);
+        o.job_of.push((o.job_first.len() - 1) as u32);
+        o.stage.push(stage);
+        if cand {
+            o.cand.push(v);
+        }
+    }
+
+    fn end_job(&mut self, jx: [f64; J], share: f64) {
+        let o = &mut self.obs;
+        if o.job_first.is_empty() {
+            o.job_first.push(0);
+        }
+        o.job_first.push(o.x.len() as u32);
+        o.job_x.push(jx);
+        o.share.push(share);
+    }
+
+    fn finish(mut self) -> Obs {
+        if self.obs.child_start.is_empty() {
+            self.obs.child_start.push(0);
+        }
+        if self.obs.job_first.is_empty() {
+            self.obs.job_first.push(0);
+        }
+        self.obs
+    }
+}
+
+/// What the policy keeps per active job between heartbeats.
+#[derive(Clone, Debug)]
+pub struct JobTrack {
+    pub launched: Vec<u32>,
+    pub finished: Vec<u32>,
+    /// Mean estimated duration and mean requested demand of each stage's tasks.
+    pub mean_dur: Vec<f64>,
+    pub demand: Vec<ResVec>,
+    /// Requested demand of the job's running tasks.
+    pub held: ResVec,
+    /// The parallelism limit of the job's last action (a share of the cluster).
+    pub limit: f64,
+    /// Stages an action picked that still have tasks to launch: they keep getting the job's
+    /// freed resources up to the limit, as Decima's executors stay on their stage.
+    pub committed: Vec<u32>,
+    /// Tasks picked in the current heartbeat, not launched yet: per stage, and their demand.
+    pub pend: Vec<u32>,
+    pub pend_held: ResVec,
+}
+
+impl JobTrack {
+    pub fn new(view: &View, job: u32) -> JobTrack {
+        let dag = view.dag(job);
+        let stages = dag.stages.len();
+        let mut mean_dur = vec![0.0; stages];
+        let mut demand = vec![ResVec::ZERO; stages];
+        for (s, st) in dag.stages.iter().enumerate() {
+            let n = st.len.max(1) as f64;
+            for t in st.tasks() {
+                mean_dur[s] += view.estimated_duration(job, t) / n;
+                demand[s].add_assign(&view.requested(job, t).scale(1.0 / n));
+            }
+        }
+        JobTrack {
+            launched: vec![0; stages],
+            finished: vec![0; stages],
+            mean_dur,
+            demand,
+            held: ResVec::ZERO,
+            limit: 0.0,
+            committed: Vec::new(),
+            pend: vec![0; stages],
+            pend_held: ResVec::ZERO,
+        }
+    }
+
+    /// Dominant share of the cluster held by running and just-picked tasks.
+    pub fn share(&self, total: &ResVec, hard: &[bool; MAX_RESOURCES]) -> f64 {
+        let mut s = 0.0f64;
+        for r in 0..MAX_RESOURCES {
+            if hard[r] && total.0[r] > 0.0 {
+                s = s.max((self.held.0[r] + self.pend_held.0[r]) / total.0[r]);
+            }
+        }
+        s
+    }
+
+    /// Tasks of stage `s` neither launched nor picked in this heartbeat.
+    pub fn unlaunched(&self, view: &View, job: u32, s: usize) -> u32 {
+        view.dag(job).stages[s].len.saturating_sub(self.launched[s] + self.pend[s])
+    }
+
+    fn remaining_work(&self, view: &View, job: u32) -> f64 {
+        (0..self.launched.len()).map(|s| self.unlaunched(view, job, s) as f64 * self.mean_dur[s]).sum()
+    }
+}
+
+/// The next runnable task of stage `s` not picked yet in this heartbeat (tasks are picked
+/// lowest id first, so the first `pend` of them are taken).
+pub fn next_task(view: &View, track: &JobTrack, job: u32, s: u32) -> Option<u32> {
+    view.job_state(job).runnable_in(s).iter().rev().nth(track.pend[s as usize] as usize).copied()
+}
+
+/// The observation for machine `machine` (capacity `cap`) with `left` free, over `jobs`.
+pub fn observe(view: &View, jobs: &HashMap<u32, JobTrack>, total: &ResVec, cap: &ResVec, left: &ResVec) -> Obs {
+    let hard = view.hard;
+    let mut b = Builder::default();
+    let mut local = Vec::new();
+    for (ji, &job) in view.active().iter().enumerate() {
+        let Some(tr) = jobs.get(&job) else { continue };
+        let dag = view.dag(job);
+        let share = tr.share(total, &hard);
+        local.clear();
+        local.resize(dag.stages.len(), u32::MAX);
+        let base = b.obs.x.len() as u32;
+        let mut n = 0;
+        for (s, st) in dag.stages.iter().enumerate() {
+            if tr.finished[s] < st.len {
+                local[s] = base + n;
+                n += 1;
+            }
+        }
+        let _ = ji;
+        let mut kids = Vec::new();
+        for (s, st) in dag.stages.iter().enumerate() {
+            if local[s] == u32::MAX {
+                continue;
+            }
+            kids.clear();
+            kids.extend(st.children.iter().map(|e| local[e.stage as usize]).filter(|&u| u != u32::MAX));
+            let has_parent = st.parents.iter().any(|e| local[e.stage as usize] != u32::MAX);
+            let next = next_task(view, tr, job, s as u32);
+            let fit = next.is_some_and(|t| fits(view, &view.requested(job, t), left));
+            let unl = tr.unlaunched(view, job, s) as f64;
+            let running = tr.launched[s].saturating_sub(tr.finished[s]) as f64;
+            let mut on_machine = 0.0f64;
+            for r in 0..view.dims {
+                if hard[r] && cap.0[r] > 0.0 {
+                    on_machine = on_machine.max(tr.demand[s].0[r] / cap.0[r]);
+                }
+            }
+            let x = [
+                unl / TASKS_SCALE,
+                tr.mean_dur[s] / DURATION_SCALE,
+                running / RUNNING_SCALE,
+                unl * tr.mean_dur[s] / WORK_SCALE,
+                f64::from(next.is_some()),
+                f64::from(fit),
+                on_machine.min(1.0),
+                share,
+            ];
+            b.node(x, &kids, has_parent, (job, s as u32), fit);
+        }
+        if n > 0 {
+            b.end_job([share, tr.remaining_work(view, job) / WORK_SCALE], share);
+        }
+    }
+    b.finish()
+}

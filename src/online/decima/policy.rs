@@ -1,0 +1,221 @@
+//! The `decima` online policy: at a heartbeat, freed resources first go back to the stages
+//! earlier actions picked (up to their job's limit), then the agent takes ⟨stage, limit⟩
+//! actions until nothing runnable fits the machine.
+
+use std::collections::HashMap;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::features::{next_task, observe, JobTrack, Obs};
+use super::model::Model;
+use super::net::{self, level_value, Arch};
+use crate::model::ResVec;
+use crate::online::{fits, Policy, TaskRef};
+use crate::sim::View;
+
+/// How actions are chosen.
+enum Mode {
+    /// The highest score (ties: the first candidate, i.e. earlier job then lower stage).
+    Greedy,
+    /// Sampled from the softmax (training rollouts), seeded.
+    Sample(Box<ChaCha8Rng>),
+}
+
+/// One action as training needs it: the observation, the candidate and the position of the
+/// level among the allowed ones, and when it was taken.
+#[derive(Clone, Debug)]
+pub struct Step {
+    pub obs: Obs,
+    pub stage: usize,
+    pub level: usize,
+    pub time: f64,
+}
+
+/// What one action did (tests check the ≥1-task rule with this).
+#[derive(Clone, Copy, Debug)]
+pub struct ActionLog {
+    pub job: u32,
+    pub stage: u32,
+    pub limit: f64,
+    pub launched: usize,
+    pub was_runnable: bool,
+}
+
+pub struct Decima {
+    arch: Arch,
+    params: Vec<f64>,
+    mode: Mode,
+    jobs: HashMap<u32, JobTrack>,
+    total: Option<ResVec>,
+    /// Filled during training rollouts.
+    pub steps: Option<Vec<Step>>,
+    /// Filled when asked (tests).
+    pub actions: Option<Vec<ActionLog>>,
+}
+
+impl Decima {
+    /// Greedy inference with `model`.
+    pub fn new(model: &Model) -> Decima {
+        Decima {
+            arch: Arch::new(),
+            params: model.params.clone(),
+            mode: Mode::Greedy,
+            jobs: HashMap::new(),
+            total: None,
+            steps: None,
+            actions: None,
+        }
+    }
+
+    /// Sampling actions with `seed` and recording every step (a training rollout).
+    pub fn sampling(model: &Model, seed: u64) -> Decima {
+        let mut d = Decima::new(model);
+        d.mode = Mode::Sample(Box::new(ChaCha8Rng::seed_from_u64(seed)));
+        d.steps = Some(Vec::new());
+        d
+    }
+
+    fn pick(&mut self, scores: &[f64]) -> usize {
+        match &mut self.mode {
+            Mode::Greedy => {
+                let mut best = 0;
+                for i in 1..scores.len() {
+                    if scores[i] > scores[best] {
+                        best = i;
+                    }
+                }
+                best
+            }
+            Mode::Sample(rng) => {
+                let p = net::softmax(scores);
+                let u: f64 = rng.gen();
+                let mut acc = 0.0;
+                for (i, pi) in p.iter().enumerate() {
+                    acc += pi;
+                    if u < acc {
+                        return i;
+                    }
+                }
+                p.len() - 1
+            }
+        }
+    }
+
+    /// Picks runnable tasks of `stage` that fit `left` while the job's share is below `limit`
+    /// (the first regardless, when `force`); returns how many.
+    #[allow(clippy::too_many_arguments)]
+    fn take(
+        view: &View,
+        tr: &mut JobTrack,
+        total: &ResVec,
+        job: u32,
+        stage: u32,
+        limit: f64,
+        force: bool,
+        left: &mut ResVec,
+        out: &mut Vec<TaskRef>,
+    ) -> usize {
+        let mut n = 0;
+        while let Some(t) = next_task(view, tr, job, stage) {
+            if !(tr.share(total, &view.hard) < limit || (force && n == 0)) {
+                break;
+            }
+            let d = view.requested(job, t);
+            if !fits(view, &d, left) {
+                break;
+            }
+            left.sub_assign(&d);
+            tr.pend[stage as usize] += 1;
+            tr.pend_held.add_assign(&d);
+            out.push(TaskRef { job, task: t });
+            n += 1;
+        }
+        n
+    }
+}
+
+impl Policy for Decima {
+    fn name(&self) -> String {
+        "decima".into()
+    }
+
+    fn job_arrived(&mut self, view: &View, job: u32) {
+        self.jobs.insert(job, JobTrack::new(view, job));
+    }
+
+    fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
+        let total = *self.total.get_or_insert_with(|| view.caps.iter().fold(ResVec::ZERO, |a, c| a.add(c)));
+        let Some(cap) = view.caps.get(machine).copied() else { return };
+        let mut left = *free;
+        // Freed resources go back to the committed stages first, jobs in arrival order.
+        for &job in view.active() {
+            let Some(tr) = self.jobs.get_mut(&job) else { continue };
+            let committed = std::mem::take(&mut tr.committed);
+            for &s in &committed {
+                Decima::take(view, tr, &total, job, s, tr.limit, false, &mut left, out);
+            }
+            tr.committed = committed;
+        }
+        loop {
+            let obs = observe(view, &self.jobs, &total, &cap, &left);
+            if obs.cand.is_empty() {
+                break;
+            }
+            let mut pass = net::forward(&self.arch, &self.params, &obs);
+            let c = self.pick(&pass.q);
+            let v = obs.cand[c] as usize;
+            net::score_limits(&self.arch, &self.params, &obs, &mut pass, obs.job_of[v] as usize);
+            let k = self.pick(&pass.w);
+            let limit = level_value(pass.levels[k]);
+            let (job, stage) = obs.stage[v];
+            let tr = self.jobs.get_mut(&job).expect("observed jobs are tracked");
+            let was_runnable = next_task(view, tr, job, stage).is_some();
+            let n = Decima::take(view, tr, &total, job, stage, limit, true, &mut left, out);
+            tr.limit = limit;
+            if !tr.committed.contains(&stage) {
+                tr.committed.push(stage);
+            }
+            if let Some(a) = &mut self.actions {
+                a.push(ActionLog { job, stage, limit, launched: n, was_runnable });
+            }
+            if let Some(steps) = &mut self.steps {
+                steps.push(Step { obs, stage: c, level: k, time: view.now });
+            }
+            if n == 0 {
+                // Cannot happen (candidates fit and the level exceeds the share); never loop.
+                break;
+            }
+        }
+        // Picks are launched (or not) by the simulator next; `launched` books them.
+        for &job in view.active() {
+            if let Some(tr) = self.jobs.get_mut(&job) {
+                tr.pend.iter_mut().for_each(|p| *p = 0);
+                tr.pend_held = ResVec::ZERO;
+                let dag = view.dag(job);
+                let launched = &tr.launched;
+                tr.committed.retain(|&s| launched[s as usize] < dag.stages[s as usize].len);
+            }
+        }
+    }
+
+    fn launched(&mut self, view: &View, t: TaskRef) {
+        if let Some(tr) = self.jobs.get_mut(&t.job) {
+            let s = view.dag(t.job).tasks[t.task as usize].stage as usize;
+            tr.launched[s] += 1;
+            tr.held.add_assign(&view.requested(t.job, t.task));
+        }
+    }
+
+    fn finished(&mut self, view: &View, t: TaskRef) {
+        if view.job_state(t.job).left == 0 {
+            self.jobs.remove(&t.job);
+            return;
+        }
+        if let Some(tr) = self.jobs.get_mut(&t.job) {
+            let s = view.dag(t.job).tasks[t.task as usize].stage as usize;
+            tr.finished[s] += 1;
+            tr.held.sub_assign(&view.requested(t.job, t.task));
+        }
+    }
+}

@@ -1,0 +1,341 @@
+//! Training: REINFORCE with Decima's reward, input-dependent baselines, a curriculum of
+//! memoryless episode ends, Adam and an entropy bonus (§5.3 and Appendix C of the paper).
+//!
+//! One iteration:
+//! 1. Draw an arrival sequence: jobs drawn uniformly from the DAGs with Poisson arrivals whose
+//!    mean gap puts the cluster at the target load, and an episode end τ ~ Exp(mean), the mean
+//!    growing by a fixed step per iteration up to a cap (the curriculum). Jobs arriving after
+//!    τ are dropped; the simulation stops at τ. The end is random so that the agent cannot
+//!    learn to starve large jobs near a known horizon.
+//! 2. Run K rollouts of the sampling policy on that same sequence, in parallel (rayon), each
+//!    with its own seed.
+//! 3. Rewards. Decima penalizes action k with r_k = -(t_k - t_{k-1}) J_k, J_k the jobs in the
+//!    system. Here the penalty is the exact integral of J(t) (arrivals and finishes are known
+//!    from the replay), and action k is credited with the reward-to-go -∫_{t_k}^{τ} J(t) dt:
+//!    the same sum as the paper's from k + 1 on, without the interval before the action,
+//!    which the action cannot change (a constant shift the baseline would remove in
+//!    expectation anyway).
+//! 4. Input-dependent baseline: b(t) = the mean over the K rollouts of their reward-to-go at
+//!    time t. Decima interpolates each rollout's reward-to-go between its action times; here
+//!    the integral is exact at any t, so no interpolation error. Advantage = reward-to-go −
+//!    b(t_k), divided by the iteration's standard deviation of advantages (a departure: with
+//!    normalized advantages one entropy weight and learning rate suit every episode length).
+//! 5. Gradient of −Σ_k adv_k log π(a_k | s_k) − β Σ_k H(π(· | s_k)), averaged over actions,
+//!    summed over rollouts in rollout order (so parallel runs give the same bits), one Adam
+//!    step. β decays linearly from its initial value to 0 over the run.
+//!
+//! Determinism: every random draw (sequence, episode end, each rollout's actions, the initial
+//! weights) comes from ChaCha8 seeded by a hash of the seed and the iteration / rollout, and
+//! floating-point sums run in a fixed order; same inputs and seed, same weights file.
+
+use rayon::prelude::*;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::model::Model;
+use super::net::{self, Arch};
+use super::policy::{Decima, Step};
+use crate::error::{Error, Result};
+use crate::model::{Cluster, Dag, Workload};
+use crate::sim::{self, SimConfig, SimResult};
+use crate::trace::{generate, load, ArrivalProcess};
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct TrainConfig {
+    pub iterations: usize,
+    /// Rollouts per arrival sequence (the baseline averages over them).
+    pub rollouts: usize,
+    pub seed: u64,
+    /// Adam's step size.
+    pub lr: f64,
+    /// Initial entropy weight β (decays linearly to 0).
+    pub entropy: f64,
+    /// Mean episode length (seconds) at the first iteration, its growth per iteration, its cap.
+    pub episode_start: f64,
+    pub episode_growth: f64,
+    pub episode_max: f64,
+    /// Mean gap between arrivals (seconds); see [`mean_gap_for_load`].
+    pub mean_gap: f64,
+    /// At most this many jobs per episode.
+    pub max_jobs: usize,
+    pub heartbeat: f64,
+}
+
+impl Default for TrainConfig {
+    fn default() -> Self {
+        TrainConfig {
+            iterations: 100,
+            rollouts: 4,
+            seed: 0,
+            lr: 1e-3,
+            entropy: 0.05,
+            episode_start: 300.0,
+            episode_growth: 10.0,
+            episode_max: 1500.0,
+            mean_gap: 10.0,
+            max_jobs: 200,
+            heartbeat: 1.0,
+        }
+    }
+}
+
+/// What one iteration did.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct IterStats {
+    pub iteration: usize,
+    /// Episode end τ (seconds) and jobs arriving before it.
+    pub episode: f64,
+    pub jobs: usize,
+    /// Actions over all rollouts.
+    pub actions: usize,
+    /// Mean over rollouts of the time-average number of jobs in the system (what training
+    /// minimizes; by Little's law, mean JCT x arrival rate).
+    pub jobs_in_system: f64,
+    pub entropy_weight: f64,
+    /// Greedy mean JCT over the held-out workloads, when evaluated after this iteration.
+    pub eval_jct: Option<f64>,
+}
+
+/// The Poisson mean gap that offers `load` of the cluster's bottleneck resource on average,
+/// estimated from `sample` jobs drawn with `seed`.
+pub fn mean_gap_for_load(dags: &[Dag], cluster: &Cluster, load: f64, sample: usize, seed: u64) -> Result<f64> {
+    let mut w = generate::generate(dags, sample.max(2), ArrivalProcess::Poisson { mean: 10.0 }, 1, seed)?;
+    let factor = load::calibrate(&mut w, cluster, load)?;
+    Ok(10.0 * factor)
+}
+
+/// A 64-bit mix of two numbers (SplitMix64's finalizer), for per-iteration and per-rollout
+/// seeds that do not collide for nearby inputs.
+pub fn mix(a: u64, b: u64) -> u64 {
+    let mut z = a ^ b.wrapping_add(0x9E37_79B9_7F4A_7C15).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The integral of the number of jobs in the system over time, from a replay cut at `end`.
+struct Occupancy {
+    times: Vec<f64>,
+    /// Integral from 0 to times[k].
+    cum: Vec<f64>,
+    /// Jobs in the system from times[k] to times[k + 1].
+    level: Vec<f64>,
+    end: f64,
+}
+
+impl Occupancy {
+    fn new(r: &SimResult, end: f64) -> Occupancy {
+        let mut ev: Vec<(f64, f64)> = Vec::new();
+        for j in &r.jobs {
+            if j.arrival <= end {
+                ev.push((j.arrival, 1.0));
+                if j.finish.is_finite() && j.finish <= end {
+                    ev.push((j.finish, -1.0));
+                }
+            }
+        }
+        ev.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
+        let (mut times, mut cum, mut level) = (vec![0.0], vec![0.0], vec![0.0]);
+        for (t, d) in ev {
+            let k = times.len() - 1;
+            let c = cum[k] + level[k] * (t - times[k]);
+            times.push(t);
+            cum.push(c);
+            level.push(level[k] + d);
+        }
+        Occupancy { times, cum, level, end }
+    }
+
+    /// Integral from 0 to t.
+    fn at(&self, t: f64) -> f64 {
+        let k = self.times.partition_point(|&x| x <= t).saturating_sub(1);
+        self.cum[k] + self.level[k] * (t - self.times[k]).max(0.0)
+    }
+
+    /// Penalty still to come after t: ∫_t^end J.
+    fn to_go(&self, t: f64) -> f64 {
+        self.at(self.end) - self.at(t.min(self.end))
+    }
+}
+
+struct Adam {
+    m: Vec<f64>,
+    v: Vec<f64>,
+    t: i32,
+}
+
+impl Adam {
+    fn step(&mut self, p: &mut [f64], g: &[f64], lr: f64) {
+        const B1: f64 = 0.9;
+        const B2: f64 = 0.999;
+        const EPS: f64 = 1e-8;
+        self.t += 1;
+        let (c1, c2) = (1.0 - B1.powi(self.t), 1.0 - B2.powi(self.t));
+        for i in 0..p.len() {
+            self.m[i] = B1 * self.m[i] + (1.0 - B1) * g[i];
+            self.v[i] = B2 * self.v[i] + (1.0 - B2) * g[i] * g[i];
+            p[i] -= lr * (self.m[i] / c1) / ((self.v[i] / c2).sqrt() + EPS);
+        }
+    }
+}
+
+fn check(cfg: &TrainConfig) -> Result<()> {
+    let bad = |m: String| Err(Error::Usage(m));
+    if cfg.rollouts < 2 {
+        return bad(format!("--rollouts {} must be at least 2 (the baseline averages over them)", cfg.rollouts));
+    }
+    if !(cfg.lr.is_finite() && cfg.lr > 0.0) {
+        return bad(format!("learning rate {} must be a finite number > 0", cfg.lr));
+    }
+    if !(cfg.entropy.is_finite() && cfg.entropy >= 0.0) {
+        return bad(format!("entropy weight {} must be a finite number >= 0", cfg.entropy));
+    }
+    for (name, v) in
+        [("episode start", cfg.episode_start), ("episode max", cfg.episode_max), ("mean gap", cfg.mean_gap)]
+    {
+        if !(v.is_finite() && v > 0.0) {
+            return bad(format!("{name} {v} must be a finite number > 0"));
+        }
+    }
+    if !(cfg.episode_growth.is_finite() && cfg.episode_growth >= 0.0) {
+        return bad(format!("episode growth {} must be a finite number >= 0", cfg.episode_growth));
+    }
+    if cfg.max_jobs == 0 {
+        return bad("at least one job per episode".into());
+    }
+    Ok(())
+}
+
+/// Greedy mean JCT of `model` over `workloads` (every job of every workload).
+pub fn evaluate(model: &Model, workloads: &[Workload], cluster: &Cluster, heartbeat: f64) -> Result<f64> {
+    let cfg = SimConfig { heartbeat, ..SimConfig::default() };
+    let per: Vec<Result<(f64, usize)>> = workloads
+        .par_iter()
+        .map(|w| {
+            let mut p = Decima::new(model);
+            let r = sim::run(w, cluster, &mut p, &cfg)?;
+            Ok((r.jobs.iter().map(|j| j.jct()).sum::<f64>(), r.jobs.len()))
+        })
+        .collect();
+    let (mut sum, mut n) = (0.0, 0);
+    for x in per {
+        let (s, k) = x?;
+        sum += s;
+        n += k;
+    }
+    Ok(if n > 0 { sum / n as f64 } else { f64::NAN })
+}
+
+/// Trains from `init` on jobs drawn from `dags` on `cluster`. After every `eval_every`
+/// iterations (and before the first) the greedy policy is scored on `eval` (mean JCT);
+/// `progress` sees every iteration.
+pub fn train(
+    dags: &[Dag],
+    cluster: &Cluster,
+    cfg: &TrainConfig,
+    init: &Model,
+    eval: &[Workload],
+    eval_every: usize,
+    progress: &mut dyn FnMut(&IterStats),
+) -> Result<(Model, Vec<IterStats>)> {
+    check(cfg)?;
+    if dags.is_empty() {
+        return Err(Error::Usage("no DAGs to train on".into()));
+    }
+    let arch = Arch::new();
+    let mut model = init.clone();
+    let mut adam = Adam { m: vec![0.0; arch.len], v: vec![0.0; arch.len], t: 0 };
+    let sim_cfg = SimConfig { heartbeat: cfg.heartbeat, ..SimConfig::default() };
+    let mut stats = Vec::with_capacity(cfg.iterations + 1);
+    if eval_every > 0 && !eval.is_empty() {
+        let s = IterStats {
+            iteration: 0,
+            episode: 0.0,
+            jobs: 0,
+            actions: 0,
+            jobs_in_system: f64::NAN,
+            entropy_weight: cfg.entropy,
+            eval_jct: Some(evaluate(&model, eval, cluster, cfg.heartbeat)?),
+        };
+        progress(&s);
+        stats.push(s);
+    }
+    for it in 0..cfg.iterations {
+        let seq_seed = mix(cfg.seed, 2 * it as u64);
+        let mean = (cfg.episode_start + cfg.episode_growth * it as f64).min(cfg.episode_max);
+        let u: f64 = ChaCha8Rng::seed_from_u64(mix(cfg.seed, 2 * it as u64 + 1)).gen();
+        let tau = -mean * (1.0 - u).ln();
+        let mut w =
+            generate::generate(dags, cfg.max_jobs, ArrivalProcess::Poisson { mean: cfg.mean_gap }, 1, seq_seed)?;
+        w.jobs.retain(|j| j.arrival <= tau);
+        let beta = cfg.entropy * (1.0 - it as f64 / cfg.iterations.max(1) as f64);
+        let runs: Vec<Result<(Vec<Step>, SimResult)>> = (0..cfg.rollouts)
+            .into_par_iter()
+            .map(|r| {
+                let mut p = Decima::sampling(&model, mix(seq_seed, r as u64 + 1));
+                let res = sim::run_until(&w, cluster, &mut p, &sim_cfg, tau)?;
+                Ok((p.steps.take().unwrap_or_default(), res))
+            })
+            .collect();
+        let runs: Vec<(Vec<Step>, SimResult)> = runs.into_iter().collect::<Result<_>>()?;
+        let occ: Vec<Occupancy> = runs.iter().map(|(_, r)| Occupancy::new(r, tau)).collect();
+        let k = cfg.rollouts as f64;
+        let baseline = |t: f64| occ.iter().map(|o| o.to_go(t)).sum::<f64>() / k;
+        // Advantage = (−to_go) − (−baseline).
+        let advs: Vec<Vec<f64>> = runs
+            .iter()
+            .zip(&occ)
+            .map(|((steps, _), o)| steps.iter().map(|s| baseline(s.time) - o.to_go(s.time)).collect())
+            .collect();
+        let all: Vec<f64> = advs.iter().flatten().copied().collect();
+        let n = all.len();
+        let actions = n;
+        if n > 0 {
+            let mean_a = all.iter().sum::<f64>() / n as f64;
+            let var = all.iter().map(|a| (a - mean_a) * (a - mean_a)).sum::<f64>() / n as f64;
+            let sd = if var > 0.0 { var.sqrt() } else { 1.0 };
+            let params = &model.params;
+            let grads: Vec<Vec<f64>> = runs
+                .par_iter()
+                .zip(advs.par_iter())
+                .map(|((steps, _), adv)| {
+                    let mut g = vec![0.0; arch.len];
+                    for (s, a) in steps.iter().zip(adv) {
+                        net::accumulate_grad(&arch, params, &s.obs, s.stage, s.level, a / sd, beta, &mut g);
+                    }
+                    g
+                })
+                .collect();
+            let mut g = vec![0.0; arch.len];
+            for gr in &grads {
+                for (x, y) in g.iter_mut().zip(gr) {
+                    *x += y;
+                }
+            }
+            for x in &mut g {
+                *x /= n as f64;
+            }
+            adam.step(&mut model.params, &g, cfg.lr);
+        }
+        let jobs_in_system = occ.iter().map(|o| o.at(tau) / tau.max(1e-9)).sum::<f64>() / k;
+        let eval_jct = if eval_every > 0 && !eval.is_empty() && ((it + 1) % eval_every == 0 || it + 1 == cfg.iterations)
+        {
+            Some(evaluate(&model, eval, cluster, cfg.heartbeat)?)
+        } else {
+            None
+        };
+        let s = IterStats {
+            iteration: it + 1,
+            episode: tau,
+            jobs: w.jobs.len(),
+            actions,
+            jobs_in_system,
+            entropy_weight: beta,
+            eval_jct,
+        };
+        progress(&s);
+        stats.push(s);
+    }
+    Ok((model, stats))
+}
