@@ -66,4 +66,4 @@ pub mod train;
 
 pub use model::Model;
 pub use policy::{ActionLog, Decima};
-pub use train::{train, IterStats, TrainConfig};
+pub use train::{train, IterStats, TrainConfig, Trained};
