@@ -221,6 +221,18 @@ pub fn next_task(view: &View, track: &JobTrack, job: u32, s: u32) -> Option<u32>
     view.job_state(job).runnable_in(s).iter().rev().nth(track.pend[s as usize] as usize).copied()
 }
 
+/// Whether some runnable task not picked yet fits `left`: exactly when [`observe`] would give
+/// candidates, at a fraction of its cost (no features, no allocation). A heartbeat on a machine
+/// whose leftovers fit nothing then skips the observation and the network altogether.
+pub fn any_fits(view: &View, jobs: &HashMap<u32, JobTrack>, left: &ResVec) -> bool {
+    view.active().iter().any(|&job| {
+        jobs.get(&job).is_some_and(|tr| {
+            (0..view.dag(job).stages.len() as u32)
+                .any(|s| next_task(view, tr, job, s).is_some_and(|t| fits(view, &view.requested(job, t), left)))
+        })
+    })
+}
+
 /// The observation for machine `machine` (capacity `cap`) with `left` free, over `jobs`.
 pub fn observe(view: &View, jobs: &HashMap<u32, JobTrack>, total: &ResVec, cap: &ResVec, left: &ResVec) -> Obs {
     let hard = view.hard;

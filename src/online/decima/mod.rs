@@ -5,6 +5,7 @@
 //! * [`features`]: the state, one node per unfinished stage of every active job.
 //! * [`net`]: the graph neural network (node, job and global levels, each with its own f and
 //!   g) and the stage and limit scores, forward and hand-written backward.
+//! * [`cache`]: job embeddings reused between actions (inference speed, same scores).
 //! * [`policy`]: the online policy (greedy by default, sampling during training).
 //! * [`train`]: REINFORCE with input-dependent baselines, curriculum, Adam, entropy bonus.
 //! * [`model`]: the weights file, and the model trained for this repository.
@@ -58,6 +59,7 @@
 //! * Inference is greedy (argmax, ties to the earlier job and lower stage) for deterministic
 //!   replays; the paper samples at test time as well.
 
+pub mod cache;
 pub mod features;
 pub mod model;
 pub mod net;

@@ -7,7 +7,8 @@ use std::collections::HashMap;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::features::{next_task, observe, JobTrack, Obs};
+use super::cache::{self, EmbedCache};
+use super::features::{any_fits, next_task, observe, JobTrack, Obs};
 use super::model::Model;
 use super::net::{self, level_value, Arch};
 use crate::model::ResVec;
@@ -48,6 +49,7 @@ pub struct Decima {
     mode: Mode,
     jobs: HashMap<u32, JobTrack>,
     total: Option<ResVec>,
+    cache: EmbedCache,
     /// Filled during training rollouts.
     pub steps: Option<Vec<Step>>,
     /// Filled when asked (tests).
@@ -63,6 +65,7 @@ impl Decima {
             mode: Mode::Greedy,
             jobs: HashMap::new(),
             total: None,
+            cache: EmbedCache::default(),
             steps: None,
             actions: None,
         }
@@ -158,11 +161,14 @@ impl Policy for Decima {
             tr.committed = committed;
         }
         loop {
+            if !any_fits(view, &self.jobs, &left) {
+                break;
+            }
             let obs = observe(view, &self.jobs, &total, &cap, &left);
             if obs.cand.is_empty() {
                 break;
             }
-            let mut pass = net::forward(&self.arch, &self.params, &obs);
+            let mut pass = cache::forward(&self.arch, &self.params, &obs, &mut self.cache);
             let c = self.pick(&pass.q);
             let v = obs.cand[c] as usize;
             net::score_limits(&self.arch, &self.params, &obs, &mut pass, obs.job_of[v] as usize);
@@ -210,6 +216,7 @@ impl Policy for Decima {
     fn finished(&mut self, view: &View, t: TaskRef) {
         if view.job_state(t.job).left == 0 {
             self.jobs.remove(&t.job);
+            self.cache.forget(t.job);
             return;
         }
         if let Some(tr) = self.jobs.get_mut(&t.job) {
