@@ -15,8 +15,6 @@
 //! equal; see BENCHMARKS.md). Training's backward pass still uses [`super::net::forward`], which keeps
 //! the records it needs.
 
-use std::collections::HashMap;
-
 use super::features::{Obs, F};
 use super::net::{to_arr, Arch, Pass, D};
 
@@ -37,10 +35,11 @@ impl JobEmb {
     }
 }
 
-/// Embeddings kept between actions, by job id.
+/// Embeddings kept between actions, indexed by job id (ids are dense: 0, 1, ... in arrival
+/// order).
 #[derive(Default)]
 pub struct EmbedCache {
-    jobs: HashMap<u32, JobEmb>,
+    jobs: Vec<Option<JobEmb>>,
     /// Scratch for the MLP records of one job.
     scratch: Vec<f64>,
 }
@@ -48,16 +47,22 @@ pub struct EmbedCache {
 impl EmbedCache {
     /// Drops a finished job's entry.
     pub fn forget(&mut self, job: u32) {
-        self.jobs.remove(&job);
+        if let Some(slot) = self.jobs.get_mut(job as usize) {
+            *slot = None;
+        }
     }
 
     /// Jobs with an entry (tests).
     pub fn len(&self) -> usize {
-        self.jobs.len()
+        self.jobs.iter().filter(|e| e.is_some()).count()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.jobs.is_empty()
+        self.len() == 0
+    }
+
+    fn entry(&self, job: u32) -> &JobEmb {
+        self.jobs[job as usize].as_ref().expect("embedded just before")
     }
 }
 
@@ -120,12 +125,16 @@ pub fn forward(arch: &Arch, p: &[f64], obs: &Obs, cache: &mut EmbedCache) -> Pas
     for i in 0..jobs {
         let nodes = obs.nodes_of(i);
         let id = obs.stage[nodes.start].0;
-        let hit = cache.jobs.get(&id).is_some_and(|c| c.matches(obs, nodes.clone()));
+        let slot = id as usize;
+        if cache.jobs.len() <= slot {
+            cache.jobs.resize_with(slot + 1, || None);
+        }
+        let hit = cache.jobs[slot].as_ref().is_some_and(|c| c.matches(obs, nodes.clone()));
         if !hit {
             let emb = embed_job(arch, p, obs, i, &mut cache.scratch);
-            cache.jobs.insert(id, emb);
+            cache.jobs[slot] = Some(emb);
         }
-        let c = &cache.jobs[&id];
+        let c = cache.entry(id);
         y.push(c.y);
         for (x, o) in zs.iter_mut().zip(&c.fg) {
             *x += o;
@@ -141,7 +150,7 @@ pub fn forward(arch: &Arch, p: &[f64], obs: &Obs, cache: &mut EmbedCache) -> Pas
     for &c in &obs.cand {
         let v = c as usize;
         let i = obs.job_of[v] as usize;
-        let emb = &cache.jobs[&e_of[i]];
+        let emb = cache.entry(e_of[i]);
         let mut inp = [0.0; F + 3 * D];
         inp[..F].copy_from_slice(&obs.x[v]);
         inp[F..F + D].copy_from_slice(&emb.e[v - obs.nodes_of(i).start]);

@@ -2,13 +2,11 @@
 //! earlier actions picked (up to their job's limit), then the agent takes ⟨stage, limit⟩
 //! actions until nothing runnable fits the machine.
 
-use std::collections::HashMap;
-
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::cache::{self, EmbedCache};
-use super::features::{any_fits, next_task, observe, JobTrack, Obs};
+use super::features::{any_fits, next_task, observe, JobTrack, Obs, Tracks};
 use super::model::Model;
 use super::net::{self, level_value, Arch};
 use crate::model::ResVec;
@@ -47,7 +45,9 @@ pub struct Decima {
     arch: Arch,
     params: Vec<f64>,
     mode: Mode,
-    jobs: HashMap<u32, JobTrack>,
+    jobs: Tracks,
+    /// Jobs with tasks picked in the current heartbeat (their `pend` is reset at its end).
+    touched: Vec<u32>,
     total: Option<ResVec>,
     cache: EmbedCache,
     /// Filled during training rollouts.
@@ -63,7 +63,8 @@ impl Decima {
             arch: Arch::new(),
             params: model.params.clone(),
             mode: Mode::Greedy,
-            jobs: HashMap::new(),
+            jobs: Tracks::default(),
+            touched: Vec::new(),
             total: None,
             cache: EmbedCache::default(),
             steps: None,
@@ -153,10 +154,15 @@ impl Policy for Decima {
         let mut left = *free;
         // Freed resources go back to the committed stages first, jobs in arrival order.
         for &job in view.active() {
-            let Some(tr) = self.jobs.get_mut(&job) else { continue };
+            let Some(tr) = self.jobs.get_mut(job) else { continue };
+            if tr.committed.is_empty() {
+                continue;
+            }
             let committed = std::mem::take(&mut tr.committed);
             for &s in &committed {
-                Decima::take(view, tr, &total, job, s, tr.limit, false, &mut left, out);
+                if Decima::take(view, tr, &total, job, s, tr.limit, false, &mut left, out) > 0 {
+                    self.touched.push(job);
+                }
             }
             tr.committed = committed;
         }
@@ -175,10 +181,11 @@ impl Policy for Decima {
             let k = self.pick(&pass.w);
             let limit = level_value(pass.levels[k]);
             let (job, stage) = obs.stage[v];
-            let tr = self.jobs.get_mut(&job).expect("observed jobs are tracked");
+            let tr = self.jobs.get_mut(job).expect("observed jobs are tracked");
             let was_runnable = next_task(view, tr, job, stage).is_some();
             let n = Decima::take(view, tr, &total, job, stage, limit, true, &mut left, out);
             tr.limit = limit;
+            self.touched.push(job);
             if !tr.committed.contains(&stage) {
                 tr.committed.push(stage);
             }
@@ -193,33 +200,37 @@ impl Policy for Decima {
                 break;
             }
         }
-        // Picks are launched (or not) by the simulator next; `launched` books them.
-        for &job in view.active() {
-            if let Some(tr) = self.jobs.get_mut(&job) {
+        // Picks are launched (or not) by the simulator next; `launched` books them. Only jobs
+        // with picks have anything to reset.
+        for job in self.touched.drain(..) {
+            if let Some(tr) = self.jobs.get_mut(job) {
                 tr.pend.iter_mut().for_each(|p| *p = 0);
                 tr.pend_held = ResVec::ZERO;
-                let dag = view.dag(job);
-                let launched = &tr.launched;
-                tr.committed.retain(|&s| launched[s as usize] < dag.stages[s as usize].len);
             }
         }
     }
 
     fn launched(&mut self, view: &View, t: TaskRef) {
-        if let Some(tr) = self.jobs.get_mut(&t.job) {
-            let s = view.dag(t.job).tasks[t.task as usize].stage as usize;
+        if let Some(tr) = self.jobs.get_mut(t.job) {
+            let dag = view.dag(t.job);
+            let s = dag.tasks[t.task as usize].stage as usize;
             tr.launched[s] += 1;
             tr.held.add_assign(&view.requested(t.job, t.task));
+            // A stage is uncommitted once every task of it is launched (it has nothing left
+            // to give freed resources to, and no action can pick it again).
+            if tr.launched[s] >= dag.stages[s].len {
+                tr.committed.retain(|&c| c as usize != s);
+            }
         }
     }
 
     fn finished(&mut self, view: &View, t: TaskRef) {
         if view.job_state(t.job).left == 0 {
-            self.jobs.remove(&t.job);
+            self.jobs.remove(t.job);
             self.cache.forget(t.job);
             return;
         }
-        if let Some(tr) = self.jobs.get_mut(&t.job) {
+        if let Some(tr) = self.jobs.get_mut(t.job) {
             let s = view.dag(t.job).tasks[t.task as usize].stage as usize;
             tr.finished[s] += 1;
             tr.held.sub_assign(&view.requested(t.job, t.task));
