@@ -162,3 +162,43 @@ pub fn forward(arch: &Arch, p: &[f64], obs: &Obs, cache: &mut EmbedCache) -> Pas
     }
     Pass::scores_only(a, y, z, q)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::online::decima::net::{self, Arch};
+
+    /// Two jobs: job 0's features scale with `k0` and it keeps `n0` of its three stages; job 1
+    /// never changes.
+    fn obs(k0: f64, n0: usize) -> Obs {
+        let x = |k: f64| -> [f64; F] { std::array::from_fn(|i| ((i as f64 + 1.0) * 0.29 * k).cos().abs()) };
+        let edges: Vec<(u32, u32)> = [(0, 1), (1, 2), (0, 2)].into_iter().filter(|&(_, c)| (c as usize) < n0).collect();
+        Obs::from_parts(&[
+            ((0..n0).map(|v| x(k0 + v as f64)).collect(), edges, vec![0], [0.1, 0.4], 0.1),
+            (vec![x(7.0), x(8.0)], vec![(0, 1)], vec![0, 1], [0.2, 0.3], 0.2),
+        ])
+    }
+
+    /// Whatever the cache holds (hits, a changed job, a job that lost a stage, a change back),
+    /// the stage and limit scores are the full pass's, bit for bit.
+    #[test]
+    fn cached_scores_equal_the_full_pass_bit_for_bit() {
+        let arch = Arch::new();
+        let p = arch.init(5);
+        let mut cache = EmbedCache::default();
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for o in [obs(1.0, 3), obs(1.0, 3), obs(2.0, 3), obs(2.0, 2), obs(1.0, 3)] {
+            let mut full = net::forward(&arch, &p, &o);
+            let mut fast = forward(&arch, &p, &o, &mut cache);
+            assert_eq!(bits(&full.q), bits(&fast.q));
+            for job in 0..2 {
+                net::score_limits(&arch, &p, &o, &mut full, job);
+                net::score_limits(&arch, &p, &o, &mut fast, job);
+                assert_eq!(bits(&full.w), bits(&fast.w));
+            }
+        }
+        assert_eq!(cache.len(), 2);
+        cache.forget(0);
+        assert_eq!(cache.len(), 1);
+    }
+}
