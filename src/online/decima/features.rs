@@ -194,6 +194,9 @@ pub struct JobTrack {
     /// Tasks picked in the current heartbeat, not launched yet: per stage, and their demand.
     pub pend: Vec<u32>,
     pub pend_held: ResVec,
+    /// The job's runnable task count after the last launch or finish the policy saw: a finish
+    /// that raises it released tasks (see [`super::memo`]).
+    pub runnable_seen: usize,
 }
 
 impl JobTrack {
@@ -219,6 +222,7 @@ impl JobTrack {
             committed: Vec::new(),
             pend: vec![0; stages],
             pend_held: ResVec::ZERO,
+            runnable_seen: view.job_state(job).runnable_count,
         }
     }
 

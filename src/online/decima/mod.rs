@@ -6,6 +6,7 @@
 //! * [`net`]: the graph neural network (node, job and global levels, each with its own f and
 //!   g) and the stage and limit scores, forward and hand-written backward.
 //! * [`cache`]: job embeddings reused between actions (inference speed, same scores).
+//! * [`memo`]: leftovers known to fit nothing (skips scans, same decisions).
 //! * [`policy`]: the online policy (greedy by default, sampling during training).
 //! * [`train`]: REINFORCE with input-dependent baselines, curriculum, Adam, entropy bonus.
 //! * [`model`]: the weights file, and the model trained for this repository.
@@ -61,6 +62,7 @@
 
 pub mod cache;
 pub mod features;
+pub mod memo;
 pub mod model;
 pub mod net;
 pub mod policy;

@@ -7,6 +7,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::cache::{self, EmbedCache};
 use super::features::{any_fits, next_task, observe, JobTrack, Obs, Tracks};
+use super::memo::NoFit;
 use super::model::Model;
 use super::net::{self, level_value, Arch};
 use crate::model::ResVec;
@@ -50,6 +51,7 @@ pub struct Decima {
     touched: Vec<u32>,
     total: Option<ResVec>,
     cache: EmbedCache,
+    nofit: NoFit,
     /// Filled during training rollouts.
     pub steps: Option<Vec<Step>>,
     /// Filled when asked (tests).
@@ -67,6 +69,7 @@ impl Decima {
             touched: Vec::new(),
             total: None,
             cache: EmbedCache::default(),
+            nofit: NoFit::default(),
             steps: None,
             actions: None,
         }
@@ -146,12 +149,14 @@ impl Policy for Decima {
 
     fn job_arrived(&mut self, view: &View, job: u32) {
         self.jobs.insert(job, JobTrack::new(view, job));
+        self.nofit.clear();
     }
 
     fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
         let total = *self.total.get_or_insert_with(|| view.caps.iter().fold(ResVec::ZERO, |a, c| a.add(c)));
         let Some(cap) = view.caps.get(machine).copied() else { return };
         let mut left = *free;
+        self.nofit.settle(&view.hard, view.dims);
         // Freed resources go back to the committed stages first, jobs in arrival order.
         for &job in view.active() {
             let Some(tr) = self.jobs.get_mut(job) else { continue };
@@ -167,7 +172,12 @@ impl Policy for Decima {
             tr.committed = committed;
         }
         loop {
+            // Only before any pick: a pick exposes the task behind it, which may ask for less.
+            if out.is_empty() && self.nofit.covers(&left, &view.hard, view.dims) {
+                break;
+            }
             if !any_fits(view, &self.jobs, &left) {
+                self.nofit.record(left, out.len());
                 break;
             }
             let obs = observe(view, &self.jobs, &total, &cap, &left);
@@ -211,11 +221,21 @@ impl Policy for Decima {
     }
 
     fn launched(&mut self, view: &View, t: TaskRef) {
+        self.nofit.launched();
         if let Some(tr) = self.jobs.get_mut(t.job) {
             let dag = view.dag(t.job);
             let s = dag.tasks[t.task as usize].stage as usize;
             tr.launched[s] += 1;
             tr.held.add_assign(&view.requested(t.job, t.task));
+            tr.runnable_seen = view.job_state(t.job).runnable_count;
+            // Scans look at each stage's next task only: if the task behind the launched one
+            // asks for less on some resource, it may fit where the launched one did not.
+            if let Some(next) = next_task(view, tr, t.job, s as u32) {
+                let (d, nd) = (view.requested(t.job, t.task), view.requested(t.job, next));
+                if !(0..view.dims).all(|r| !view.hard[r] || d.0[r] <= nd.0[r]) {
+                    self.nofit.clear();
+                }
+            }
             // A stage is uncommitted once every task of it is launched (it has nothing left
             // to give freed resources to, and no action can pick it again).
             if tr.launched[s] >= dag.stages[s].len {
@@ -234,6 +254,11 @@ impl Policy for Decima {
             let s = view.dag(t.job).tasks[t.task as usize].stage as usize;
             tr.finished[s] += 1;
             tr.held.sub_assign(&view.requested(t.job, t.task));
+            let runnable = view.job_state(t.job).runnable_count;
+            if runnable > tr.runnable_seen {
+                self.nofit.clear();
+            }
+            tr.runnable_seen = runnable;
         }
     }
 }
