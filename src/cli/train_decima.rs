@@ -100,15 +100,7 @@ pub fn run(a: Args) -> Result<i32> {
     let held_out_seeds: Vec<u64> = (0..a.eval_traces).map(|i| decima::train::mix(seed, (1 << 41) + i as u64)).collect();
     let eval: Vec<_> = held_out_seeds
         .iter()
-        .map(|&s| {
-            trace::generate(
-                &dags,
-                a.eval_jobs,
-                ArrivalProcess::Poisson { mean: mean_gap },
-                1,
-                s,
-            )
-        })
+        .map(|&s| trace::generate(&dags, a.eval_jobs, ArrivalProcess::Poisson { mean: mean_gap }, 1, s))
         .collect::<Result<_>>()?;
     let init = match &a.init {
         Some(p) => Model::load(p)?,
