@@ -97,16 +97,10 @@ pub fn run(a: Args) -> Result<i32> {
         heartbeat: 1.0,
     };
     // Held-out sequences: seeds no training iteration uses (those hash the seed with 2i, 2i+1).
-    let eval: Vec<_> = (0..a.eval_traces)
-        .map(|i| {
-            trace::generate(
-                &dags,
-                a.eval_jobs,
-                ArrivalProcess::Poisson { mean: mean_gap },
-                1,
-                decima::train::mix(seed, (1 << 41) + i as u64),
-            )
-        })
+    let held_out_seeds: Vec<u64> = (0..a.eval_traces).map(|i| decima::train::mix(seed, (1 << 41) + i as u64)).collect();
+    let eval: Vec<_> = held_out_seeds
+        .iter()
+        .map(|&s| trace::generate(&dags, a.eval_jobs, ArrivalProcess::Poisson { mean: mean_gap }, 1, s))
         .collect::<Result<_>>()?;
     let init = match &a.init {
         Some(p) => Model::load(p)?,
@@ -128,7 +122,7 @@ pub fn run(a: Args) -> Result<i32> {
     };
     let quiet = a.quiet;
     let started = std::time::Instant::now();
-    let (mut model, stats) = train(&dags, &cluster, &cfg, &init, &eval, a.eval_every, &mut |s| {
+    let trained = train(&dags, &cluster, &cfg, &init, &eval, a.eval_every, &mut |s| {
         if let Some(b) = &bar {
             b.set_position(s.iteration as u64);
             b.set_message(format!("episode {:.0} s, {:.2} jobs in system", s.episode, s.jobs_in_system));
@@ -144,25 +138,35 @@ pub fn run(a: Args) -> Result<i32> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    let stats = &trained.stats;
     let curve: Vec<_> = stats
         .iter()
         .filter_map(|s| s.eval_jct.map(|j| serde_json::json!({"iteration": s.iteration, "mean_jct": j})))
         .collect();
     let dag_names: Vec<String> =
         a.dags.iter().map(|p| p.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()).collect();
+    // The written weights are the best-scoring ones on the held-out workloads (model selection);
+    // the file says which iteration they come from.
+    let mut model = trained.best;
+    let chosen = trained.best_at.map(|(it, jct)| serde_json::json!({"iteration": it, "mean_jct": jct}));
     model.trained = serde_json::json!({
         "dags": dag_names,
         "machines": cluster.len(),
         "load": a.load,
         "demands": a.input.demands.clone().unwrap_or_else(|| "default".into()),
         "config": cfg,
-        "held_out": {"traces": a.eval_traces, "jobs": a.eval_jobs},
+        "held_out": {"traces": a.eval_traces, "jobs": a.eval_jobs, "seeds": held_out_seeds},
         "learning_curve": curve,
+        "chosen": chosen,
     });
     graphene::output::write_atomic(&a.out, model.to_json().as_bytes())?;
     if !a.quiet {
+        let kept = match trained.best_at {
+            Some((it, jct)) => format!("kept iteration {it} (held-out mean JCT {jct:.2} s)"),
+            None => "kept the last iteration (nothing scored)".into(),
+        };
         eprintln!(
-            "train-decima: {} iterations x {} rollouts in {:.1} s (mean gap {:.2} s for load {}), wrote {}",
+            "train-decima: {} iterations x {} rollouts in {:.1} s (mean gap {:.2} s for load {}), {kept}, wrote {}",
             a.iterations,
             a.rollouts,
             started.elapsed().as_secs_f64(),

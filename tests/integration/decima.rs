@@ -106,13 +106,35 @@ fn training_is_a_function_of_its_seed() {
     let dags = q6();
     let c = small_cluster(2);
     let init = Model::init(1);
-    let train = |seed| decima::train(&dags, &c, &tiny_config(seed), &init, &[], 0, &mut |_| {}).unwrap().0;
+    let train = |seed| decima::train(&dags, &c, &tiny_config(seed), &init, &[], 0, &mut |_| {}).unwrap().last;
     let a = train(3);
     let b = train(3);
     let other = train(4);
     assert_eq!(a.to_json(), b.to_json());
     assert_ne!(a.params, other.params);
     assert_ne!(a.params, init.params);
+}
+
+/// Model selection: the kept weights are those with the lowest held-out score on the curve
+/// (ties to the earlier iteration), scoring them again gives that score, and the last weights
+/// are still returned beside them.
+#[test]
+fn training_keeps_the_best_checkpoint_of_the_curve() {
+    let dags = q6();
+    let c = small_cluster(2);
+    let eval = [q6_workload(8, 11), q6_workload(8, 12)];
+    let cfg = TrainConfig { iterations: 4, ..tiny_config(5) };
+    let t = decima::train(&dags, &c, &cfg, &Model::init(2), &eval, 1, &mut |_| {}).unwrap();
+    let curve: Vec<(usize, f64)> = t.stats.iter().filter_map(|s| s.eval_jct.map(|j| (s.iteration, j))).collect();
+    assert_eq!(curve.len(), 5, "before and after each iteration");
+    let min = curve.iter().map(|c| c.1).fold(f64::INFINITY, f64::min);
+    let first = *curve.iter().find(|c| c.1 == min).unwrap();
+    assert_eq!(t.best_at, Some(first));
+    let again = decima::train::evaluate(&t.best, &eval, &c, cfg.heartbeat).unwrap();
+    assert_eq!(again.to_bits(), min.to_bits(), "the kept weights are the ones scored");
+    if first.0 < cfg.iterations {
+        assert_ne!(t.best.params, t.last.params);
+    }
 }
 
 /// A weights file that is not JSON, names another architecture, or has too few parameters is
@@ -199,7 +221,10 @@ fn train_decima_cli_round_trips() {
     let a = std::fs::read(out("a.json")).unwrap();
     assert_eq!(a, std::fs::read(out("b.json")).unwrap());
     let m: serde_json::Value = serde_json::from_slice(&a).unwrap();
-    assert_eq!(m["trained"]["learning_curve"].as_array().unwrap().len(), 3, "before and after each iteration");
+    let curve = m["trained"]["learning_curve"].as_array().unwrap();
+    assert_eq!(curve.len(), 3, "before and after each iteration");
+    let min = curve.iter().map(|c| c["mean_jct"].as_f64().unwrap()).fold(f64::INFINITY, f64::min);
+    assert_eq!(m["trained"]["chosen"]["mean_jct"].as_f64(), Some(min), "the file keeps the best checkpoint");
     cli(&[
         "replay".as_ref(),
         repo("traces/small.csv").as_os_str(),

@@ -5,6 +5,8 @@
 //! * [`features`]: the state, one node per unfinished stage of every active job.
 //! * [`net`]: the graph neural network (node, job and global levels, each with its own f and
 //!   g) and the stage and limit scores, forward and hand-written backward.
+//! * [`cache`]: job embeddings reused between actions (inference speed, same scores).
+//! * [`memo`]: leftovers known to fit nothing (skips scans, same decisions).
 //! * [`policy`]: the online policy (greedy by default, sampling during training).
 //! * [`train`]: REINFORCE with input-dependent baselines, curriculum, Adam, entropy bonus.
 //! * [`model`]: the weights file, and the model trained for this repository.
@@ -58,7 +60,9 @@
 //! * Inference is greedy (argmax, ties to the earlier job and lower stage) for deterministic
 //!   replays; the paper samples at test time as well.
 
+pub mod cache;
 pub mod features;
+pub mod memo;
 pub mod model;
 pub mod net;
 pub mod policy;
@@ -66,4 +70,4 @@ pub mod train;
 
 pub use model::Model;
 pub use policy::{ActionLog, Decima};
-pub use train::{train, IterStats, TrainConfig};
+pub use train::{train, IterStats, TrainConfig, Trained};

@@ -64,7 +64,7 @@ impl Mlp {
     }
 
     /// Appends the record [input, hidden activations..., output] to `a`; returns where it starts.
-    fn forward(&self, p: &[f64], input: &[f64], a: &mut Vec<f64>) -> usize {
+    pub(super) fn forward(&self, p: &[f64], input: &[f64], a: &mut Vec<f64>) -> usize {
         debug_assert_eq!(input.len(), self.sizes[0]);
         let start = a.len();
         a.extend_from_slice(input);
@@ -89,7 +89,7 @@ impl Mlp {
         start
     }
 
-    fn output<'a>(&self, a: &'a [f64], start: usize) -> &'a [f64] {
+    pub(super) fn output<'a>(&self, a: &'a [f64], start: usize) -> &'a [f64] {
         let end = start + self.record_len();
         &a[end - self.out_dim()..end]
     }
@@ -140,15 +140,15 @@ impl Mlp {
 /// Where each of the nine MLPs sits in the parameter vector.
 #[derive(Clone, Debug)]
 pub struct Arch {
-    prep: Mlp,
-    f_node: Mlp,
-    g_node: Mlp,
-    f_job: Mlp,
-    g_job: Mlp,
-    f_glob: Mlp,
-    g_glob: Mlp,
-    q: Mlp,
-    w: Mlp,
+    pub(super) prep: Mlp,
+    pub(super) f_node: Mlp,
+    pub(super) g_node: Mlp,
+    pub(super) f_job: Mlp,
+    pub(super) g_job: Mlp,
+    pub(super) f_glob: Mlp,
+    pub(super) g_glob: Mlp,
+    pub(super) q: Mlp,
+    pub(super) w: Mlp,
     /// Total parameter count.
     pub len: usize,
 }
@@ -240,7 +240,7 @@ pub struct Pass {
     pub w: Vec<f64>,
 }
 
-fn to_arr(s: &[f64]) -> [f64; D] {
+pub(super) fn to_arr(s: &[f64]) -> [f64; D] {
     let mut out = [0.0; D];
     out.copy_from_slice(s);
     out
@@ -336,6 +336,33 @@ pub fn forward(arch: &Arch, p: &[f64], obs: &Obs) -> Pass {
         limit_job: usize::MAX,
         levels: Vec::new(),
         w: Vec::new(),
+    }
+}
+
+impl Pass {
+    /// A pass that carries only what the policy reads (stage scores, job embeddings, the global
+    /// summary) and what [`score_limits`] appends to: from [`super::cache`], which computes
+    /// them without keeping the records a backward pass would need.
+    pub(super) fn scores_only(a: Vec<f64>, y: Vec<[f64; D]>, z: [f64; D], q: Vec<f64>) -> Pass {
+        Pass {
+            a,
+            prep_at: Vec::new(),
+            fn_at: Vec::new(),
+            gn_at: Vec::new(),
+            e: Vec::new(),
+            fj_at: Vec::new(),
+            gj_at: Vec::new(),
+            y,
+            fg_at: Vec::new(),
+            gg_at: usize::MAX,
+            z,
+            q_at: Vec::new(),
+            q,
+            w_at: Vec::new(),
+            limit_job: usize::MAX,
+            levels: Vec::new(),
+            w: Vec::new(),
+        }
     }
 }
 

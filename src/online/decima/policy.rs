@@ -2,12 +2,12 @@
 //! earlier actions picked (up to their job's limit), then the agent takes ⟨stage, limit⟩
 //! actions until nothing runnable fits the machine.
 
-use std::collections::HashMap;
-
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::features::{next_task, observe, JobTrack, Obs};
+use super::cache::{self, EmbedCache};
+use super::features::{any_fits, next_task, observe, JobTrack, Obs, Tracks};
+use super::memo::NoFit;
 use super::model::Model;
 use super::net::{self, level_value, Arch};
 use crate::model::ResVec;
@@ -46,8 +46,12 @@ pub struct Decima {
     arch: Arch,
     params: Vec<f64>,
     mode: Mode,
-    jobs: HashMap<u32, JobTrack>,
+    jobs: Tracks,
+    /// Jobs with tasks picked in the current heartbeat (their `pend` is reset at its end).
+    touched: Vec<u32>,
     total: Option<ResVec>,
+    cache: EmbedCache,
+    nofit: NoFit,
     /// Filled during training rollouts.
     pub steps: Option<Vec<Step>>,
     /// Filled when asked (tests).
@@ -61,8 +65,11 @@ impl Decima {
             arch: Arch::new(),
             params: model.params.clone(),
             mode: Mode::Greedy,
-            jobs: HashMap::new(),
+            jobs: Tracks::default(),
+            touched: Vec::new(),
             total: None,
+            cache: EmbedCache::default(),
+            nofit: NoFit::default(),
             steps: None,
             actions: None,
         }
@@ -142,37 +149,53 @@ impl Policy for Decima {
 
     fn job_arrived(&mut self, view: &View, job: u32) {
         self.jobs.insert(job, JobTrack::new(view, job));
+        self.nofit.clear();
     }
 
     fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
         let total = *self.total.get_or_insert_with(|| view.caps.iter().fold(ResVec::ZERO, |a, c| a.add(c)));
         let Some(cap) = view.caps.get(machine).copied() else { return };
         let mut left = *free;
+        self.nofit.settle(&view.hard, view.dims);
         // Freed resources go back to the committed stages first, jobs in arrival order.
         for &job in view.active() {
-            let Some(tr) = self.jobs.get_mut(&job) else { continue };
+            let Some(tr) = self.jobs.get_mut(job) else { continue };
+            if tr.committed.is_empty() {
+                continue;
+            }
             let committed = std::mem::take(&mut tr.committed);
             for &s in &committed {
-                Decima::take(view, tr, &total, job, s, tr.limit, false, &mut left, out);
+                if Decima::take(view, tr, &total, job, s, tr.limit, false, &mut left, out) > 0 {
+                    self.touched.push(job);
+                }
             }
             tr.committed = committed;
         }
         loop {
+            // Only before any pick: a pick exposes the task behind it, which may ask for less.
+            if out.is_empty() && self.nofit.covers(&left, &view.hard, view.dims) {
+                break;
+            }
+            if !any_fits(view, &self.jobs, &left) {
+                self.nofit.record(left, out.len());
+                break;
+            }
             let obs = observe(view, &self.jobs, &total, &cap, &left);
             if obs.cand.is_empty() {
                 break;
             }
-            let mut pass = net::forward(&self.arch, &self.params, &obs);
+            let mut pass = cache::forward(&self.arch, &self.params, &obs, &mut self.cache);
             let c = self.pick(&pass.q);
             let v = obs.cand[c] as usize;
             net::score_limits(&self.arch, &self.params, &obs, &mut pass, obs.job_of[v] as usize);
             let k = self.pick(&pass.w);
             let limit = level_value(pass.levels[k]);
             let (job, stage) = obs.stage[v];
-            let tr = self.jobs.get_mut(&job).expect("observed jobs are tracked");
+            let tr = self.jobs.get_mut(job).expect("observed jobs are tracked");
             let was_runnable = next_task(view, tr, job, stage).is_some();
             let n = Decima::take(view, tr, &total, job, stage, limit, true, &mut left, out);
             tr.limit = limit;
+            self.touched.push(job);
             if !tr.committed.contains(&stage) {
                 tr.committed.push(stage);
             }
@@ -187,35 +210,55 @@ impl Policy for Decima {
                 break;
             }
         }
-        // Picks are launched (or not) by the simulator next; `launched` books them.
-        for &job in view.active() {
-            if let Some(tr) = self.jobs.get_mut(&job) {
+        // Picks are launched (or not) by the simulator next; `launched` books them. Only jobs
+        // with picks have anything to reset.
+        for job in self.touched.drain(..) {
+            if let Some(tr) = self.jobs.get_mut(job) {
                 tr.pend.iter_mut().for_each(|p| *p = 0);
                 tr.pend_held = ResVec::ZERO;
-                let dag = view.dag(job);
-                let launched = &tr.launched;
-                tr.committed.retain(|&s| launched[s as usize] < dag.stages[s as usize].len);
             }
         }
     }
 
     fn launched(&mut self, view: &View, t: TaskRef) {
-        if let Some(tr) = self.jobs.get_mut(&t.job) {
-            let s = view.dag(t.job).tasks[t.task as usize].stage as usize;
+        self.nofit.launched();
+        if let Some(tr) = self.jobs.get_mut(t.job) {
+            let dag = view.dag(t.job);
+            let s = dag.tasks[t.task as usize].stage as usize;
             tr.launched[s] += 1;
             tr.held.add_assign(&view.requested(t.job, t.task));
+            tr.runnable_seen = view.job_state(t.job).runnable_count;
+            // Scans look at each stage's next task only: if the task behind the launched one
+            // asks for less on some resource, it may fit where the launched one did not.
+            if let Some(next) = next_task(view, tr, t.job, s as u32) {
+                let (d, nd) = (view.requested(t.job, t.task), view.requested(t.job, next));
+                if !(0..view.dims).all(|r| !view.hard[r] || d.0[r] <= nd.0[r]) {
+                    self.nofit.clear();
+                }
+            }
+            // A stage is uncommitted once every task of it is launched (it has nothing left
+            // to give freed resources to, and no action can pick it again).
+            if tr.launched[s] >= dag.stages[s].len {
+                tr.committed.retain(|&c| c as usize != s);
+            }
         }
     }
 
     fn finished(&mut self, view: &View, t: TaskRef) {
         if view.job_state(t.job).left == 0 {
-            self.jobs.remove(&t.job);
+            self.jobs.remove(t.job);
+            self.cache.forget(t.job);
             return;
         }
-        if let Some(tr) = self.jobs.get_mut(&t.job) {
+        if let Some(tr) = self.jobs.get_mut(t.job) {
             let s = view.dag(t.job).tasks[t.task as usize].stage as usize;
             tr.finished[s] += 1;
             tr.held.sub_assign(&view.requested(t.job, t.task));
+            let runnable = view.job_state(t.job).runnable_count;
+            if runnable > tr.runnable_seen {
+                self.nofit.clear();
+            }
+            tr.runnable_seen = runnable;
         }
     }
 }

@@ -227,9 +227,41 @@ pub fn evaluate(model: &Model, workloads: &[Workload], cluster: &Cluster, heartb
     Ok(if n > 0 { sum / n as f64 } else { f64::NAN })
 }
 
+/// What [`train`] returns.
+#[derive(Clone, Debug)]
+pub struct Trained {
+    /// The weights with the lowest held-out mean JCT among those scored (the first of equal
+    /// scores; `init` itself is a candidate, scored as iteration 0); the last weights when
+    /// nothing was scored.
+    pub best: Model,
+    /// The iteration `best` comes from and its held-out score (`None` when nothing was scored).
+    pub best_at: Option<(usize, f64)>,
+    /// The weights after the last iteration.
+    pub last: Model,
+    pub stats: Vec<IterStats>,
+}
+
+/// Keeps the best-scoring weights seen so far. Model selection on held-out workloads: the
+/// learning curve is not monotone (REINFORCE at this budget improves, then drifts), so the last
+/// weights are not the best ones.
+struct Best {
+    model: Option<Model>,
+    at: Option<(usize, f64)>,
+}
+
+impl Best {
+    fn offer(&mut self, it: usize, jct: f64, model: &Model) {
+        // NaN (no job finished) never wins; equal scores keep the earlier weights.
+        if jct.is_finite() && self.at.is_none_or(|(_, b)| jct < b) {
+            self.model = Some(model.clone());
+            self.at = Some((it, jct));
+        }
+    }
+}
+
 /// Trains from `init` on jobs drawn from `dags` on `cluster`. After every `eval_every`
-/// iterations (and before the first) the greedy policy is scored on `eval` (mean JCT);
-/// `progress` sees every iteration.
+/// iterations (and before the first, and after the last) the greedy policy is scored on `eval`
+/// (mean JCT) and the best-scoring weights are kept; `progress` sees every iteration.
 pub fn train(
     dags: &[Dag],
     cluster: &Cluster,
@@ -238,7 +270,7 @@ pub fn train(
     eval: &[Workload],
     eval_every: usize,
     progress: &mut dyn FnMut(&IterStats),
-) -> Result<(Model, Vec<IterStats>)> {
+) -> Result<Trained> {
     check(cfg)?;
     if dags.is_empty() {
         return Err(Error::Usage("no DAGs to train on".into()));
@@ -248,7 +280,10 @@ pub fn train(
     let mut adam = Adam { m: vec![0.0; arch.len], v: vec![0.0; arch.len], t: 0 };
     let sim_cfg = SimConfig { heartbeat: cfg.heartbeat, ..SimConfig::default() };
     let mut stats = Vec::with_capacity(cfg.iterations + 1);
+    let mut best = Best { model: None, at: None };
     if eval_every > 0 && !eval.is_empty() {
+        let jct = evaluate(&model, eval, cluster, cfg.heartbeat)?;
+        best.offer(0, jct, &model);
         let s = IterStats {
             iteration: 0,
             episode: 0.0,
@@ -256,7 +291,7 @@ pub fn train(
             actions: 0,
             jobs_in_system: f64::NAN,
             entropy_weight: cfg.entropy,
-            eval_jct: Some(evaluate(&model, eval, cluster, cfg.heartbeat)?),
+            eval_jct: Some(jct),
         };
         progress(&s);
         stats.push(s);
@@ -321,7 +356,9 @@ pub fn train(
         let jobs_in_system = occ.iter().map(|o| o.at(tau) / tau.max(1e-9)).sum::<f64>() / k;
         let eval_jct = if eval_every > 0 && !eval.is_empty() && ((it + 1) % eval_every == 0 || it + 1 == cfg.iterations)
         {
-            Some(evaluate(&model, eval, cluster, cfg.heartbeat)?)
+            let jct = evaluate(&model, eval, cluster, cfg.heartbeat)?;
+            best.offer(it + 1, jct, &model);
+            Some(jct)
         } else {
             None
         };
@@ -337,5 +374,5 @@ pub fn train(
         progress(&s);
         stats.push(s);
     }
-    Ok((model, stats))
+    Ok(Trained { best: best.model.unwrap_or_else(|| model.clone()), best_at: best.at, last: model, stats })
 }
