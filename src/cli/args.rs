@@ -82,6 +82,25 @@ impl ClusterArgs {
     }
 }
 
+/// Jobs to draw workloads from: every DAG of every file, in order.
+pub fn load_job_dags(paths: &[PathBuf], input: &InputArgs) -> Result<Vec<Dag>> {
+    let opts = input.load_options();
+    let mut dags = Vec::new();
+    for p in paths {
+        dags.extend(formats::load_dags(p, &opts)?);
+    }
+    Ok(dags)
+}
+
+/// The cluster resolved for workload traces (their fixed resource list); errors name the
+/// cluster file.
+pub fn trace_cluster(args: &ClusterArgs) -> Result<Cluster> {
+    args.spec()?.resolve(&graphene::trace::RESOURCES.map(String::from)).map_err(|e| match &args.cluster {
+        Some(p) => e.in_file(p),
+        None => e,
+    })
+}
+
 /// The cluster for a DAG file: a task-graph/network file brings its own nodes unless flags
 /// describe the cluster (`--speeds` and `--bandwidth` still apply).
 pub fn spec_for_file(args: &ClusterArgs, input: &InputArgs, path: &Path) -> Result<ClusterSpec> {

@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use graphene::formats;
 use graphene::trace::{self, ArrivalProcess};
 use graphene::{Error, Result};
 
@@ -44,16 +43,8 @@ pub fn run(a: Args) -> Result<i32> {
     if a.queues == 0 {
         return Err(Error::Usage("--queues must be at least 1".into()));
     }
-    let opts = a.input.load_options();
-    let mut dags = Vec::new();
-    for p in &a.dags {
-        dags.extend(formats::load_dags(p, &opts)?);
-    }
-    let cluster =
-        a.cluster.spec()?.resolve(&trace::RESOURCES.map(String::from)).map_err(|e| match &a.cluster.cluster {
-            Some(p) => e.in_file(p),
-            None => e,
-        })?;
+    let dags = super::args::load_job_dags(&a.dags, &a.input)?;
+    let cluster = super::args::trace_cluster(&a.cluster)?;
     let mut workload = trace::generate(&dags, a.jobs, arrival, a.queues, a.input.seed)?;
     let scale = match a.load {
         Some(target) => Some(trace::load::calibrate(&mut workload, &cluster, target)?),

@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 
-use graphene::formats;
 use graphene::online::decima::{self, train, Model, TrainConfig};
 use graphene::trace::{self, ArrivalProcess};
 use graphene::{Error, Result};
@@ -68,16 +67,8 @@ pub fn run(a: Args) -> Result<i32> {
     if a.iterations == 0 {
         return Err(Error::Usage("--iterations must be at least 1".into()));
     }
-    let opts = a.input.load_options();
-    let mut dags = Vec::new();
-    for p in &a.dags {
-        dags.extend(formats::load_dags(p, &opts)?);
-    }
-    let cluster =
-        a.cluster.spec()?.resolve(&trace::RESOURCES.map(String::from)).map_err(|e| match &a.cluster.cluster {
-            Some(p) => e.in_file(p),
-            None => e,
-        })?;
+    let dags = super::args::load_job_dags(&a.dags, &a.input)?;
+    let cluster = super::args::trace_cluster(&a.cluster)?;
     for d in &dags {
         cluster.check_fits(d)?;
     }
