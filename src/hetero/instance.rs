@@ -13,7 +13,6 @@ pub struct Instance {
     parent_edges: Vec<(u32, f64)>,
     child_start: Vec<usize>,
     child_edges: Vec<(u32, f64)>,
-    pub speeds: Vec<f64>,
     net: Network,
     /// `Network::mean_inverse_bandwidth`, asked for once per edge by the ranks.
     mean_inverse_bandwidth: f64,
@@ -64,7 +63,6 @@ impl Instance {
             parent_edges,
             child_start,
             child_edges,
-            speeds: net.speeds.clone(),
             net: net.clone(),
             mean_inverse_bandwidth: net.mean_inverse_bandwidth(),
             fits,
@@ -80,7 +78,12 @@ impl Instance {
     }
 
     pub fn machines(&self) -> usize {
-        self.speeds.len()
+        self.net.speeds.len()
+    }
+
+    /// Speed of each machine.
+    pub fn speeds(&self) -> &[f64] {
+        &self.net.speeds
     }
 
     /// (parent, data) of every edge into `t`.
@@ -98,7 +101,7 @@ impl Instance {
     }
 
     pub fn run_time(&self, t: u32, m: u32) -> f64 {
-        self.work[t as usize] / self.speeds[m as usize]
+        self.work[t as usize] / self.speeds()[m as usize]
     }
 
     /// Whether task `t` may run on machine `m` at all (its demand fits the idle machine).
@@ -122,11 +125,11 @@ impl Instance {
 
     /// Mean over machines of the task's run time.
     pub fn mean_run_time(&self, t: u32) -> f64 {
-        let inv: f64 = self.speeds.iter().map(|s| 1.0 / s).sum::<f64>();
+        let inv: f64 = self.speeds().iter().map(|s| 1.0 / s).sum::<f64>();
         self.work[t as usize] * inv / self.machines() as f64
     }
 
     pub fn mean_speed(&self) -> f64 {
-        self.speeds.iter().sum::<f64>() / self.machines() as f64
+        self.speeds().iter().sum::<f64>() / self.machines() as f64
     }
 }

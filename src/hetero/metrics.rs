@@ -38,7 +38,7 @@ impl Bases {
     }
 
     pub fn of_instance(inst: &Instance) -> Bases {
-        let top = inst.speeds.iter().copied().fold(0.0, f64::max);
+        let top = inst.speeds().iter().copied().fold(0.0, f64::max);
         Bases { sequential: inst.work.iter().sum::<f64>() / top, critical_path: rank::fastest_critical_path(inst) }
     }
 

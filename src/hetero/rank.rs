@@ -6,7 +6,7 @@ use super::instance::Instance;
 /// Mean run time over machines, summed per machine so it rounds as the reference does.
 pub fn mean_costs(inst: &Instance) -> Vec<f64> {
     let m = inst.machines() as f64;
-    inst.work.iter().map(|&w| inst.speeds.iter().map(|&s| w / s).sum::<f64>() / m).collect()
+    inst.work.iter().map(|&w| inst.speeds().iter().map(|&s| w / s).sum::<f64>() / m).collect()
 }
 
 /// rank_u(t) = mean cost(t) + max over children c of (rank_u(c) + mean transfer of the edge).
@@ -48,7 +48,7 @@ pub fn downward(inst: &Instance, virtual_source: bool) -> Vec<f64> {
 /// Longest path with every task at its fastest run time and no transfers: the denominator of
 /// SLR (LACHESIS eq. 14).
 pub fn fastest_critical_path(inst: &Instance) -> f64 {
-    let top = inst.speeds.iter().copied().fold(0.0, f64::max);
+    let top = inst.speeds().iter().copied().fold(0.0, f64::max);
     let mut finish = vec![0.0f64; inst.len()];
     let mut best = 0.0f64;
     for t in 0..inst.len() {

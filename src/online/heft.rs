@@ -29,6 +29,12 @@ use crate::sim::View;
 pub struct HeftOnline {
     /// Per active job, the upward rank of each stage (the highest of its tasks').
     rank: HashMap<u32, Vec<f64>>,
+    /// Machines, fastest first (speeds do not change during a replay): the machines faster
+    /// than the asking one are a prefix, found without scanning the cluster.
+    by_speed: Vec<usize>,
+    /// Tasks picked per (job, stage) in this heartbeat. A stage's picks are always its next
+    /// runnable tasks in order, so the next candidate is found by position.
+    picked: HashMap<(u32, u32), usize>,
 }
 
 impl HeftOnline {
@@ -54,8 +60,14 @@ impl Policy for HeftOnline {
     }
 
     fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
+        if self.by_speed.len() != view.caps.len() {
+            self.by_speed = (0..view.caps.len()).collect();
+            // Stable: equal speeds keep machine order.
+            self.by_speed.sort_by(|&a, &b| view.speed(b).total_cmp(&view.speed(a)));
+        }
         let speed = view.speed(machine);
-        let faster: Vec<usize> = (0..view.caps.len()).filter(|&m| view.speed(m) > speed).collect();
+        let faster = &self.by_speed[..self.by_speed.partition_point(|&m| view.speed(m) > speed)];
+        self.picked.clear();
         let mut left = *free;
         // Stages whose next task belongs on a faster machine, for the rest of this heartbeat.
         let mut elsewhere: Vec<(u32, u32)> = Vec::new();
@@ -69,8 +81,8 @@ impl Policy for HeftOnline {
                     if best.is_some_and(|(b, ..)| r <= b) || elsewhere.contains(&(job, s)) {
                         continue;
                     }
-                    let Some(&t) = st.runnable_in(s).iter().rev().find(|&&t| !out.contains(&TaskRef { job, task: t }))
-                    else {
+                    let taken = self.picked.get(&(job, s)).copied().unwrap_or(0);
+                    let Some(&t) = st.runnable_in(s).iter().rev().nth(taken) else {
                         continue;
                     };
                     if fits(view, &view.requested(job, t), &left) {
@@ -85,6 +97,7 @@ impl Policy for HeftOnline {
                 continue;
             }
             left.sub_assign(&d);
+            *self.picked.entry((job, s)).or_default() += 1;
             out.push(t);
         }
     }
