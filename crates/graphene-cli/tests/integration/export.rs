@@ -1,0 +1,233 @@
+//! `graphene export`: the Tez and YARN exports read back to the schedule's precedence order,
+//! priorities never put a child ahead of its parent, ties appear only where `--levels` folds,
+//! and the SLS and CSV renderings of the bundled example, number by number.
+
+use std::collections::HashSet;
+
+use graphene::export::{self, ExportFormat, ExportOptions, ScheduleIn};
+use graphene::model::Dag;
+use proptest::prelude::*;
+use serde_json::Value;
+
+use crate::gen::{arb_case, config, Sizes};
+use crate::util::{assert_no_panic, repo, run, tempdir, write};
+
+/// The schedule file `build-schedule` would write for `which` on the case.
+fn schedule_file(dag: &Dag, cluster: &graphene::Cluster, which: &str) -> (String, Vec<String>) {
+    let which = graphene::Scheduler::parse(which).expect("known scheduler");
+    let cfg = graphene::OfflineConfig::default();
+    let net = graphene::model::Network::uniform(cluster.len());
+    let s = graphene::api::schedule(dag, cluster, &net, false, which, &cfg, 3, true).expect("a valid schedule");
+    (String::from_utf8(s.json).unwrap(), s.report.order)
+}
+
+fn export_with(text: &str, dag: &Dag, format: ExportFormat, levels: Option<u32>) -> String {
+    let schedule = ScheduleIn::parse(text).expect("a schedule file parses");
+    let mut opts = ExportOptions::new(format);
+    opts.levels = levels;
+    String::from_utf8(export::export(&schedule, Some(dag), &opts).expect("export succeeds")).unwrap()
+}
+
+/// Priority per task id, from a Tez export.
+fn tez_priorities(text: &str) -> Vec<(String, u32)> {
+    let v: Value = serde_json::from_str(text).unwrap();
+    v["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["id"].as_str().unwrap().to_string(), t["priority"].as_u64().unwrap() as u32))
+        .collect()
+}
+
+fn check_case(dag: &Dag, text: &str, order: &[String], levels: Option<u32>) -> Result<(), TestCaseError> {
+    let tez = export_with(text, dag, ExportFormat::Tez, levels);
+    let yarn = export_with(text, dag, ExportFormat::Yarn, levels);
+    prop_assert_eq!(&export::tez::read_order(&tez).unwrap(), order, "tez round trip");
+    prop_assert_eq!(&export::yarn::read_order(&yarn).unwrap(), order, "yarn round trip");
+
+    let pri = tez_priorities(&tez);
+    let by_id: std::collections::HashMap<&str, u32> = pri.iter().map(|(id, p)| (id.as_str(), *p)).collect();
+    // Listed in precedence order with non-decreasing priorities.
+    prop_assert!(pri.windows(2).all(|w| w[0].1 <= w[1].1));
+    let n = order.len();
+    let distinct: HashSet<u32> = pri.iter().map(|p| p.1).collect();
+    match levels {
+        None => {
+            // No ties at all: the priorities alone give the order.
+            let mut sorted = pri.clone();
+            sorted.reverse();
+            sorted.sort_by_key(|p| p.1);
+            prop_assert_eq!(sorted.iter().map(|p| &p.0).collect::<Vec<_>>(), order.iter().collect::<Vec<_>>());
+            prop_assert_eq!(distinct.len(), n);
+        }
+        Some(k) => prop_assert_eq!(distinct.len(), n.min(k as usize)),
+    }
+    // No dependency inverted: a parent's number is never above its child's (strictly below
+    // without --levels).
+    for t in 0..dag.len() as u32 {
+        let pt = by_id[dag.task_name(t).as_str()];
+        let mut bad = None;
+        dag.for_each_parent(t, |p| {
+            let pp = by_id[dag.task_name(p).as_str()];
+            if pp > pt || (levels.is_none() && pp == pt) {
+                bad = Some((dag.task_name(p), pp, pt));
+            }
+        });
+        prop_assert!(bad.is_none(), "parent/child priorities inverted: {:?} for {}", bad, dag.task_name(t));
+    }
+    // YARN and Tez agree task by task.
+    let y: Value = serde_json::from_str(&yarn).unwrap();
+    let ypri: Vec<(String, u32)> = y["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["task"].as_str().unwrap().to_string(), r["priority"].as_u64().unwrap() as u32))
+        .collect();
+    prop_assert_eq!(ypri, pri);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(config(48))]
+
+    #[test]
+    fn tez_and_yarn_round_trip_without_inverting_dependencies(case in arb_case(Sizes::PROPERTY), k in 1u32..6) {
+        let dag = case.dag();
+        let cluster = case.cluster(&dag);
+        for which in ["graphene", "cp", "random"] {
+            let (text, order) = schedule_file(&dag, &cluster, which);
+            for levels in [None, Some(k), Some(1)] {
+                check_case(&dag, &text, &order, levels)?;
+            }
+        }
+    }
+}
+
+fn example_schedule(dir: &std::path::Path) -> String {
+    let ex = repo("traces/example.json").display().to_string();
+    let r = run(&["build-schedule", &ex, "--no-timing", "-q"]).ok();
+    write(dir, "schedule.json", &r.stdout_str()).display().to_string()
+}
+
+#[test]
+fn example_exports_through_the_cli() {
+    let dir = tempdir();
+    let s = example_schedule(dir.path());
+    let ex = repo("traces/example.json").display().to_string();
+
+    let csv = run(&["export", &s, "--format", "csv"]).ok().stdout_str();
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(rows[0], "task,stage,priority,start,end,machine");
+    assert_eq!(rows.len(), 53);
+    let pri: Vec<u32> = rows[1..].iter().map(|r| r.split(',').nth(2).unwrap().parse().unwrap()).collect();
+    assert_eq!(pri, (1..=52).collect::<Vec<_>>());
+
+    let tez: Value = run(&["export", &s, "--format", "tez", "--levels", "3"]).ok().json();
+    let vertices: Vec<(&str, u64)> = tez["vertices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["name"].as_str().unwrap(), v["priority"].as_u64().unwrap()))
+        .collect();
+    // Four vertices in three bands: ranks 0..3 -> 0*3/4+1, 1*3/4+1, 2*3/4+1, 3*3/4+1.
+    assert_eq!(vertices, [("scan", 1), ("agg", 1), ("fix", 2), ("out", 3)]);
+    let counts = tez["tasks"].as_array().unwrap().iter().fold([0; 3], |mut c, t| {
+        c[t["priority"].as_u64().unwrap() as usize - 1] += 1;
+        c
+    });
+    // 52 tasks in three bands: rank*3/52 < 1 for ranks 0-17, < 2 for 18-34, then 35-51.
+    assert_eq!(counts, [18, 17, 17]);
+
+    let yarn: Value = run(&["export", &s, "--format", "yarn", "--dag", &ex]).ok().json();
+    let reqs = yarn["requests"].as_array().unwrap();
+    assert_eq!(reqs.len(), 52);
+    let agg = reqs.iter().find(|r| r["task"] == "agg[0]").unwrap();
+    // agg: cpu 2, mem 8 (GB) -> 8192 MB, 30 s.
+    assert_eq!(agg["capability"], serde_json::json!({"memory-mb": 8192, "vcores": 2}));
+    assert_eq!(agg["duration-ms"], 30000);
+    let out0 = reqs.iter().find(|r| r["task"] == "out[0]").unwrap();
+    // out: cpu 1 and no memory -> 1 MB, the least YARN can be asked for; 1 s.
+    assert_eq!(out0["capability"], serde_json::json!({"memory-mb": 1, "vcores": 1}));
+    assert_eq!(out0["duration-ms"], 1000);
+
+    let sls: Value = run(&["export", &s, "--format", "sls", "--dag", &ex, "--queue", "q1"]).ok().json();
+    assert_eq!(sls["job.id"], "job_example");
+    assert_eq!(sls["job.queue.name"], "q1");
+    assert_eq!(sls["job.start.ms"], 0);
+    assert_eq!(sls["job.end.ms"], 50500);
+    let tasks = sls["job.tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 52);
+    assert_eq!(tasks.iter().filter(|t| t["container.type"] == "map").count(), 40);
+    let p: Vec<u64> = tasks.iter().map(|t| t["container.priority"].as_u64().unwrap()).collect();
+    assert_eq!(p, (1..=52).collect::<Vec<_>>());
+    let first = &tasks[0];
+    assert_eq!(first["duration.ms"], 12000);
+    assert_eq!(first["container.memory-mb"], 4096);
+    assert_eq!(first["container.vcores"], 1);
+    assert!(first["container.host"].as_str().unwrap().starts_with("/default-rack/node"));
+}
+
+#[test]
+fn export_is_byte_identical_across_runs_and_to_a_file() {
+    let dir = tempdir();
+    let s = example_schedule(dir.path());
+    let out = dir.path().join("tez.json").display().to_string();
+    let a = run(&["export", &s, "--format", "tez"]).ok().stdout;
+    run(&["export", &s, "--format", "tez", "--out", &out]).ok();
+    assert_eq!(a, std::fs::read(&out).unwrap());
+}
+
+#[test]
+fn bad_exports_are_reported() {
+    let dir = tempdir();
+    let s = example_schedule(dir.path());
+    let ex = repo("traces/example.json").display().to_string();
+    let mot = repo("traces/motivating.json").display().to_string();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec!["--format".into(), "yarn".into()], "--format yarn needs --dag"),
+        (vec!["--format".into(), "tez".into(), "--levels".into(), "0".into()], "--levels must be at least 1"),
+        (vec!["--format".into(), "tez".into(), "--dag".into(), mot], "is not in DAG 'motivating'"),
+        (
+            vec!["--format".into(), "yarn".into(), "--dag".into(), ex.clone(), "--mem-resource".into(), "ram".into()],
+            "has no resource 'ram'",
+        ),
+        (
+            vec!["--format".into(), "sls".into(), "--dag".into(), ex, "--time-ms".into(), "0".into()],
+            "--time-ms 0 must be a positive number",
+        ),
+    ];
+    for (extra, want) in cases {
+        let mut args = vec!["export".to_string(), s.clone()];
+        args.extend(extra);
+        let r = run(&args);
+        assert_no_panic(&r);
+        assert_eq!(r.code, Some(1), "{args:?}");
+        assert!(r.stderr.contains(want), "{args:?}: {}", r.stderr);
+    }
+
+    // An order that skips a task, or puts a child before its parent.
+    let text = std::fs::read_to_string(&s).unwrap();
+    let mut v: Value = serde_json::from_str(&text).unwrap();
+    v["order"].as_array_mut().unwrap().pop();
+    let p = write(dir.path(), "short.json", &v.to_string());
+    let r = run(&["export", p.to_str().unwrap(), "--format", "csv"]);
+    assert_eq!(r.code, Some(1));
+    assert!(r.stderr.contains("short.json: order: task 'out[1]' is missing"), "{}", r.stderr);
+
+    let mut v: Value = serde_json::from_str(&text).unwrap();
+    v["order"].as_array_mut().unwrap().reverse();
+    let p = write(dir.path(), "reversed.json", &v.to_string());
+    let ex = repo("traces/example.json").display().to_string();
+    let r = run(&["export", p.to_str().unwrap(), "--format", "tez", "--dag", &ex]);
+    assert_eq!(r.code, Some(1));
+    assert!(
+        r.stderr.contains("reversed.json: order: task '") && r.stderr.contains("comes before its parent"),
+        "{}",
+        r.stderr
+    );
+
+    let p = write(dir.path(), "broken.json", "{\"tasks\": [}");
+    let r = run(&["export", p.to_str().unwrap(), "--format", "csv"]);
+    assert_eq!(r.code, Some(1));
+    assert!(r.stderr.contains("broken.json: line 1, column 12"), "{}", r.stderr);
+}

@@ -1,0 +1,329 @@
+//! Heterogeneous executors: HEFT and CPOP against the makespans of an independent
+//! implementation (`reference/hetero`), DEFT's duplication, the validator's transfer checks.
+
+use std::path::PathBuf;
+
+use graphene::formats::hetero;
+use graphene::hetero::{run, HeteroAlgo};
+use graphene::model::{Cluster, ClusterSpec, Dag};
+
+fn reference_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/hetero")
+}
+
+fn instance(name: &str) -> (Dag, Cluster, ClusterSpec) {
+    let (dag, spec) = hetero::load(&reference_dir().join(format!("{name}.json"))).expect("reference instance");
+    let cluster = spec.resolve(&dag.resources).expect("cluster");
+    (dag, cluster, spec)
+}
+
+fn reference() -> serde_json::Value {
+    let text = std::fs::read_to_string(reference_dir().join("reference.json")).expect("reference.json");
+    serde_json::from_str(&text).expect("reference.json is JSON")
+}
+
+#[test]
+fn heft_and_cpop_match_the_reference_makespans() {
+    let r = reference();
+    let all = r["makespans"].as_object().expect("makespans");
+    assert_eq!(all.len(), 8);
+    let mut failures = Vec::new();
+    for (name, want) in all {
+        let (dag, cluster, spec) = instance(name);
+        assert_eq!(dag.len() as u64, want["tasks"].as_u64().unwrap(), "{name}: task count");
+        assert_eq!(cluster.len() as u64, want["nodes"].as_u64().unwrap(), "{name}: node count");
+        for algo in [HeteroAlgo::Heft, HeteroAlgo::Cpop] {
+            let got = run(algo, &dag, &cluster, &spec.network()).schedule.makespan();
+            let w = want[algo.name()].as_f64().unwrap();
+            if ((got - w) / w).abs() > 1e-6 {
+                failures.push(format!("{name} {}: got {got}, reference {w}", algo.name()));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+use graphene::hetero::Policy;
+use graphene::model::{Network, Schedule};
+use graphene::validate::{validate_on, validate_schedule_on, Entry, Violation};
+
+/// Two nodes of speed 1, bandwidth 1; `a` (work 1) feeds four children of work 2 with 3 units
+/// of data each. HEFT keeps a's first children beside it and pays the transfer once
+/// (makespan 7); DEFT copies `a` onto the second node instead (makespan 5).
+const FORK: &str = r#"{"tasks": [{"id": "a", "cost": 1}, {"id": "b", "cost": 2}, {"id": "c", "cost": 2},
+    {"id": "d", "cost": 2}, {"id": "e", "cost": 2}],
+  "edges": [{"src": "a", "dst": "b", "data": 3}, {"src": "a", "dst": "c", "data": 3},
+    {"src": "a", "dst": "d", "data": 3}, {"src": "a", "dst": "e", "data": 3}],
+  "nodes": [{"id": "m0", "speed": 1}, {"id": "m1", "speed": 1}], "links": 1}"#;
+
+fn parse(text: &str) -> (Dag, Cluster, Network) {
+    let (dag, spec) = hetero::parse(text, "t").expect("instance");
+    let cluster = spec.resolve(&dag.resources).expect("cluster");
+    (dag, cluster, spec.network())
+}
+
+fn entry(id: &str, machine: i64, start: f64, end: f64) -> Entry {
+    Entry { id: id.to_string(), machine, start, end }
+}
+
+#[test]
+fn deft_duplicates_the_parent_where_heft_pays_the_transfer() {
+    let (dag, cluster, net) = parse(FORK);
+    let heft = run(HeteroAlgo::Heft, &dag, &cluster, &net);
+    assert_eq!(heft.schedule.makespan(), 7.0);
+    assert!(heft.copies.is_empty());
+    for p in [Policy::Fifo, Policy::Sjf, Policy::Hrrn, Policy::RankUp] {
+        let s = run(HeteroAlgo::Deft(p), &dag, &cluster, &net);
+        assert_eq!(s.schedule.makespan(), 5.0, "{p:?}");
+        assert_eq!(s.copies.len(), 1, "{p:?}");
+        let copy = s.copies[0];
+        assert_eq!((dag.task_name(copy.task).as_str(), copy.machine, copy.start, copy.end), ("a[0]", 1, 0.0, 1.0));
+        assert_eq!(validate_schedule_on(&dag, &cluster, &net, &s.schedule, &s.copies), vec![], "{p:?}");
+        // Without the copy, the children on node 1 start before a's data can get there.
+        let v = validate_schedule_on(&dag, &cluster, &net, &s.schedule, &[]);
+        assert!(
+            !v.is_empty() && v.iter().all(|x| matches!(x, Violation::Transfer { arrival, .. } if *arrival == 4.0)),
+            "{v:?}"
+        );
+    }
+}
+
+#[test]
+fn validator_checks_transfers_speeds_and_copies() {
+    let text = r#"{"tasks": [{"id": "a", "cost": 2}, {"id": "b", "cost": 2}],
+        "edges": [{"src": "a", "dst": "b", "data": 10}],
+        "nodes": [{"id": "m0", "speed": 2}, {"id": "m1", "speed": 1}], "links": 5}"#;
+    let (dag, cluster, net) = parse(text);
+    let check = |e: &[Entry], c: &[Entry]| validate_on(&dag, &cluster, &net, e, c);
+    // a runs 1 on the speed-2 node; b on the other node waits 10 / 5 = 2 for the data.
+    assert_eq!(check(&[entry("a[0]", 0, 0.0, 1.0), entry("b[0]", 1, 3.0, 5.0)], &[]), vec![]);
+    assert_eq!(check(&[entry("a[0]", 0, 0.0, 1.0), entry("b[0]", 0, 1.0, 2.0)], &[]), vec![]);
+    let v = check(&[entry("a[0]", 0, 0.0, 1.0), entry("b[0]", 1, 2.0, 4.0)], &[]);
+    assert_eq!(
+        v,
+        vec![Violation::Transfer {
+            parent: "a[0]".into(),
+            child: "b[0]".into(),
+            machine: 1,
+            arrival: 3.0,
+            child_start: 2.0
+        }]
+    );
+    // On the speed-1 node a task needs its whole work as run time.
+    let v = check(&[entry("a[0]", 1, 0.0, 1.0), entry("b[0]", 1, 1.0, 3.0)], &[]);
+    assert!(matches!(v[..], [Violation::TooShort { duration, .. }] if duration == 2.0), "{v:?}");
+    // A copy of a next to b removes the transfer, but the copy itself must be a full run, must
+    // be of a scheduled task, and takes the machine's capacity.
+    let base = [entry("a[0]", 0, 0.0, 1.0), entry("b[0]", 1, 2.0, 4.0)];
+    assert_eq!(check(&base, &[entry("a[0]", 1, 0.0, 2.0)]), vec![]);
+    assert!(matches!(check(&base, &[entry("a[0]", 1, 0.5, 2.0)])[..], [Violation::TooShort { .. }, ..]));
+    assert!(check(&base, &[entry("b[0]", 0, 5.0, 6.0), entry("zz[0]", 0, 0.0, 1.0)])
+        .iter()
+        .any(|x| matches!(x, Violation::UnknownTask { id } if id == "zz[0]")));
+    assert!(check(&base, &[entry("a[0]", 1, 1.0, 3.0)])
+        .iter()
+        .any(|x| matches!(x, Violation::Capacity { machine: 1, .. })));
+}
+
+#[test]
+fn every_scheduler_that_models_the_network_gives_valid_schedules_on_the_references() {
+    for name in ["h10-s1", "h50-s4", "h100-s5"] {
+        let (dag, cluster, spec) = instance(name);
+        let net = spec.network();
+        for s in std::iter::once(graphene::Scheduler::Graphene).chain(graphene::Scheduler::hetero()) {
+            let b = graphene::scheduler::build_on(s, &dag, &cluster, &net, &Default::default(), 0);
+            let v = validate_schedule_on(&dag, &cluster, &net, &b.schedule, &b.copies);
+            assert!(v.is_empty(), "{name} {}: {:?}", s.name(), &v[..v.len().min(3)]);
+        }
+    }
+}
+
+#[test]
+fn graphene_on_a_uniform_network_is_the_homogeneous_constructor() {
+    let (dag, cluster, _) = instance("h50-s3");
+    let cfg = graphene::OfflineConfig::default();
+    let plain = graphene::build(graphene::Scheduler::Graphene, &dag, &cluster, &cfg, 0).schedule;
+    let on = graphene::scheduler::build_on(
+        graphene::Scheduler::Graphene,
+        &dag,
+        &cluster,
+        &Network::uniform(cluster.len()),
+        &cfg,
+        0,
+    )
+    .schedule;
+    let key = |s: &Schedule| s.placements.iter().map(|p| (p.task, p.machine, p.start, p.end)).collect::<Vec<_>>();
+    assert_eq!(key(&plain), key(&on));
+}
+
+fn ref_file(name: &str) -> String {
+    reference_dir().join(format!("{name}.json")).display().to_string()
+}
+
+#[test]
+fn build_schedule_reads_the_network_file_and_reports_duplicates_speedup_and_slr() {
+    use crate::util::run;
+    let out = run(&["build-schedule", &ref_file("h10-s1"), "--scheduler", "heft", "-q"]).ok().json();
+    assert_eq!(out["machines"], 3);
+    let ms = out["makespan"].as_f64().unwrap();
+    assert!((ms - 17.360704).abs() < 1e-6 * 17.36, "{ms}");
+    assert_eq!(out["copies"].as_array().map(Vec::len), Some(0));
+    assert!(out["speedup"].as_f64().unwrap() > 1.0 && out["slr"].as_f64().unwrap() >= 1.0);
+
+    let dir = crate::util::tempdir();
+    let fork = crate::util::write(dir.path(), "fork.json", FORK);
+    let out = run(&["build-schedule", fork.to_str().unwrap(), "--scheduler", "rankup-deft", "-q"]).ok().json();
+    assert_eq!(out["makespan"], 5.0);
+    let copies = out["copies"].as_array().expect("copies");
+    assert_eq!(copies.len(), 1);
+    assert_eq!(copies[0]["id"], "a[0]");
+
+    // `graphene validate` checks the schedule file on the network file's machines, copies
+    // included; without the copy, the child that relied on it waits for a transfer it skipped.
+    let sched = crate::util::write(dir.path(), "deft.json", &serde_json::to_string(&out).unwrap());
+    let v = run(&["validate", fork.to_str().unwrap(), sched.to_str().unwrap()]).ok();
+    assert!(v.stdout_str().starts_with("valid: "), "{}", v.stdout_str());
+    let mut stripped = out.clone();
+    stripped["copies"] = serde_json::json!([]);
+    let bad = crate::util::write(dir.path(), "no-copy.json", &serde_json::to_string(&stripped).unwrap());
+    let v = run(&["validate", fork.to_str().unwrap(), bad.to_str().unwrap()]);
+    assert_eq!(v.code, Some(1), "{}", v.stderr);
+    assert!(v.stderr.contains("violation"), "{}", v.stderr);
+}
+
+#[test]
+fn network_unaware_schedulers_are_refused_on_heterogeneous_clusters() {
+    use crate::util::run;
+    let r = run(&["build-schedule", &ref_file("h10-s1"), "--scheduler", "tetris"]);
+    assert_ne!(r.code, Some(0));
+    assert!(r.stderr.contains("tetris plans at speed 1 without transfers"), "{}", r.stderr);
+    let r = run(&["compare", &ref_file("h10-s1"), "--schedulers", "heft,cp"]);
+    assert_ne!(r.code, Some(0));
+    assert!(r.stderr.contains("cp plans at speed 1"), "{}", r.stderr);
+    let example = crate::util::repo("traces/example.json").display().to_string();
+    let r = run(&["build-schedule", &example, "--scheduler", "heft", "--machines", "2", "--speeds", "1,2,3"]);
+    assert_ne!(r.code, Some(0));
+    assert!(r.stderr.contains("--speeds gives 3 speeds for 2 machines"), "{}", r.stderr);
+}
+
+#[test]
+fn compare_on_reference_files_prints_speedup_and_slr_for_graphene_and_the_list_schedulers() {
+    use crate::util::run;
+    let out = run(&["compare", &ref_file("h20-s2"), "--json"]).ok().json();
+    let rows = out["rows"].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["scheduler"].as_str().unwrap()).collect();
+    assert_eq!(names, ["graphene", "heft", "cpop", "fifo-deft", "sjf-deft", "hrrn-deft", "rankup-deft"]);
+    let heft = rows.iter().find(|r| r["scheduler"] == "heft").unwrap();
+    assert!((heft["makespan"].as_f64().unwrap() - 27.319929).abs() < 1e-6 * 27.32);
+    for r in rows {
+        let (ms, sp, slr) =
+            (r["makespan"].as_f64().unwrap(), r["speedup"].as_f64().unwrap(), r["slr"].as_f64().unwrap());
+        // speedup x makespan and SLR / makespan are properties of the DAG and machines alone.
+        assert!((sp * ms - heft["speedup"].as_f64().unwrap() * 27.319929).abs() < 1e-3, "{r}");
+        assert!((slr / ms - heft["slr"].as_f64().unwrap() / 27.319929).abs() < 1e-6, "{r}");
+    }
+}
+
+#[test]
+fn native_dag_files_carry_edge_data_and_keep_it_when_written_back() {
+    let text = r#"{"stages": [{"id": "a", "tasks": 2, "duration": 1},
+        {"id": "b", "tasks": 2, "duration": 1, "parents": [{"stage": "a", "kind": "one-to-one", "data": 2.5}]},
+        {"id": "c", "tasks": 1, "duration": 1, "parents": ["a", {"stage": "b", "data": 4}]}]}"#;
+    let dag = graphene::formats::native::parse(text, "d").unwrap();
+    let id = |n: &str| dag.stage_by_name(n).unwrap();
+    assert_eq!(
+        (dag.edge_data(id("a"), id("b")), dag.edge_data(id("a"), id("c")), dag.edge_data(id("b"), id("c"))),
+        (2.5, 0.0, 4.0)
+    );
+    let back = serde_json::to_string(&graphene::formats::native::to_file(&dag)).unwrap();
+    let again = graphene::formats::native::parse(&back, "d").unwrap();
+    assert_eq!(again.edge_data(id("a"), id("b")), 2.5);
+    assert_eq!(again.edge_data(id("b"), id("c")), 4.0);
+    let bad = text.replace("2.5", "-1");
+    let e = graphene::formats::native::parse(&bad, "d").unwrap_err().to_string();
+    assert!(e.contains("parents[0].data"), "{e}");
+}
+
+/// FORK on three machines of speed 1: m0 and m1 in one rack (group 0, bandwidth 3 inside it,
+/// so a's 3 data units take 1), m2 alone in group 1 behind the slow cluster-wide bandwidth 0.3
+/// (they take 10). a runs on m0 0-1; then HEFT picks, child by child, the earliest finish:
+/// b m0 1-3, c m1 2-4 (m2 would finish at 13), d m0 3-5, e m1 4-6: makespan 6, m2 unused.
+/// With 3 everywhere m2 is as good as m1: b m0 1-3, c m1 2-4, d m2 2-4, e m0 3-5: makespan 5.
+#[test]
+fn heft_keeps_transfers_inside_the_fast_rack() {
+    let dag_text = r#"{"resources": ["cpu"], "stages": [
+        {"id": "a", "tasks": 1, "duration": 1, "demands": {"cpu": 1}},
+        {"id": "b", "tasks": 1, "duration": 2, "demands": {"cpu": 1}, "parents": [{"stage": "a", "data": 3}]},
+        {"id": "c", "tasks": 1, "duration": 2, "demands": {"cpu": 1}, "parents": [{"stage": "a", "data": 3}]},
+        {"id": "d", "tasks": 1, "duration": 2, "demands": {"cpu": 1}, "parents": [{"stage": "a", "data": 3}]},
+        {"id": "e", "tasks": 1, "duration": 2, "demands": {"cpu": 1}, "parents": [{"stage": "a", "data": 3}]}]}"#;
+    let dag = graphene::formats::native::parse(dag_text, "fork").unwrap();
+    let racks = r#"{"machines": [{"count": 2, "capacity": {"cpu": 1}}, {"count": 1, "capacity": {"cpu": 1}}],
+        "bandwidth": 0.3, "pair_bandwidth": [{"groups": [0, 0], "bandwidth": 3}]}"#;
+    let flat = r#"{"machines": [{"count": 3, "capacity": {"cpu": 1}}], "bandwidth": 3}"#;
+    let placed = |text: &str| {
+        let spec = graphene::formats::cluster::parse(text).unwrap();
+        let (cluster, net) = (spec.resolve(&dag.resources).unwrap(), spec.network());
+        let s = run(HeteroAlgo::Heft, &dag, &cluster, &net);
+        assert_eq!(validate_schedule_on(&dag, &cluster, &net, &s.schedule, &s.copies), vec![]);
+        let mut by_task: Vec<(String, u32, f64)> =
+            s.schedule.placements.iter().map(|p| (dag.task_name(p.task), p.machine, p.start)).collect();
+        by_task.sort_by(|x, y| x.0.cmp(&y.0));
+        (s.schedule.makespan(), by_task)
+    };
+    let row = |t: &str, m: u32, s: f64| (t.to_string(), m, s);
+    assert_eq!(
+        placed(racks),
+        (
+            6.0,
+            vec![
+                row("a[0]", 0, 0.0),
+                row("b[0]", 0, 1.0),
+                row("c[0]", 1, 2.0),
+                row("d[0]", 0, 3.0),
+                row("e[0]", 1, 4.0)
+            ]
+        )
+    );
+    assert_eq!(
+        placed(flat),
+        (
+            5.0,
+            vec![
+                row("a[0]", 0, 0.0),
+                row("b[0]", 0, 1.0),
+                row("c[0]", 1, 2.0),
+                row("d[0]", 2, 2.0),
+                row("e[0]", 0, 3.0)
+            ]
+        )
+    );
+
+    // The validator holds a child in the far rack to the slow link: d on m2 at 2 would need a's
+    // data, which arrives at 1 + 10 = 11.
+    let spec = graphene::formats::cluster::parse(racks).unwrap();
+    let (cluster, net) = (spec.resolve(&dag.resources).unwrap(), spec.network());
+    let v = validate_on(
+        &dag,
+        &cluster,
+        &net,
+        &[
+            entry("a[0]", 0, 0.0, 1.0),
+            entry("b[0]", 0, 1.0, 3.0),
+            entry("c[0]", 1, 2.0, 4.0),
+            entry("d[0]", 2, 2.0, 4.0),
+            entry("e[0]", 0, 3.0, 5.0),
+        ],
+        &[],
+    );
+    assert_eq!(
+        v,
+        vec![Violation::Transfer {
+            parent: "a[0]".into(),
+            child: "d[0]".into(),
+            machine: 2,
+            arrival: 11.0,
+            child_start: 2.0
+        }]
+    );
+}

@@ -1,0 +1,103 @@
+//! Helpers shared by the test modules: running the `graphene` binary, temporary files, and
+//! loading DAGs and clusters through the library the same way the CLI does.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use graphene::formats::{self, LoadOptions};
+use graphene::model::{Cluster, Dag};
+use graphene::Scheduler;
+
+/// The binary cargo built for this test run.
+pub const BIN: &str = env!("CARGO_BIN_EXE_graphene");
+
+/// A path inside the repository (the workspace root: traces and test fixtures live there).
+pub fn repo(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel)
+}
+
+/// What one CLI run produced.
+pub struct Run {
+    /// Exit code; None when a signal killed the process (never acceptable in these tests).
+    pub code: Option<i32>,
+    pub stdout: Vec<u8>,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn stdout_str(&self) -> String {
+        String::from_utf8(self.stdout.clone()).expect("stdout is UTF-8")
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}\nstderr:\n{}", self.stdout_str(), self.stderr))
+    }
+
+    /// Asserts exit 0, showing stderr otherwise.
+    pub fn ok(self) -> Run {
+        assert_eq!(self.code, Some(0), "expected success; stderr:\n{}", self.stderr);
+        self
+    }
+}
+
+/// Runs the binary with `args` (stdin closed) and collects its output.
+pub fn run<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Run {
+    let out = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("the graphene binary starts");
+    Run { code: out.status.code(), stdout: out.stdout, stderr: String::from_utf8_lossy(&out.stderr).into_owned() }
+}
+
+/// A fresh temporary directory, removed when dropped.
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::Builder::new().prefix("graphene-it-").tempdir().expect("a temporary directory")
+}
+
+/// Writes `text` to `dir/name` and returns the path.
+pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("write a test file");
+    p
+}
+
+/// Loads a DAG file with the CLI's default options.
+pub fn load_dag(path: &Path) -> Dag {
+    formats::load_dag(path, &LoadOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Resolves a cluster file for `dag` and checks every task fits, as the CLI does.
+pub fn load_cluster(path: &Path, dag: &Dag) -> Cluster {
+    let spec = formats::cluster::load(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let cluster = spec.resolve(&dag.resources).expect("cluster resolves");
+    cluster.check_fits(dag).expect("every task fits some machine");
+    cluster
+}
+
+pub fn scheduler(name: &str) -> Scheduler {
+    Scheduler::parse(name).unwrap_or_else(|| panic!("scheduler '{name}' exists"))
+}
+
+/// Makespan of `which` on `dag`, after checking the schedule is valid (a makespan of an invalid
+/// schedule means nothing).
+pub fn makespan_of(which: Scheduler, dag: &Dag, cluster: &Cluster) -> f64 {
+    let built = graphene::build(which, dag, cluster, &graphene::OfflineConfig::default(), 0);
+    let violations = graphene::validate::validate_schedule(dag, cluster, &built.schedule);
+    assert!(violations.is_empty(), "{} produced an invalid schedule for {}: {violations:?}", which.name(), dag.name);
+    built.schedule.makespan()
+}
+
+/// `a >= b` up to a relative tolerance of 1e-9 (and an absolute one near zero), the slack the
+/// issue allows for floating-point sums in bounds and schedules.
+pub fn geq(a: f64, b: f64) -> bool {
+    a >= b - 1e-9 * b.abs().max(1.0)
+}
+
+/// Asserts that stderr shows no panic: bad input must be reported, never crash the program.
+pub fn assert_no_panic(r: &Run) {
+    assert!(!r.stderr.contains("panicked"), "the program panicked:\n{}", r.stderr);
+    assert!(r.code.is_some(), "the program was killed by a signal:\n{}", r.stderr);
+}

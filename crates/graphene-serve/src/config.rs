@@ -1,0 +1,86 @@
+//! The service's settings, parsed once from the flags.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use graphene::error::{Error, Result};
+
+#[derive(Clone, Debug)]
+pub struct ServeConfig {
+    pub addr: SocketAddr,
+    /// CPU-heavy requests that may run at once; more wait (within their timeout) for a turn.
+    pub workers: usize,
+    /// Largest request body accepted, in bytes (larger: 413).
+    pub max_body: usize,
+    /// Time a request may take, waiting for a worker included (longer: 503).
+    pub timeout: Duration,
+}
+
+impl ServeConfig {
+    pub fn new(addr: &str, workers: Option<usize>, max_body: &str, timeout: &str) -> Result<ServeConfig> {
+        let addr: SocketAddr =
+            addr.parse().map_err(|e| Error::Usage(format!("--addr '{addr}': {e} (expected IP:PORT)")))?;
+        let workers = match workers {
+            Some(0) => return Err(Error::Usage("--workers must be at least 1".into())),
+            Some(n) => n,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        let max_body = parse_size(max_body).map_err(|m| Error::Usage(format!("--max-body '{max_body}': {m}")))?;
+        let timeout = humantime::parse_duration(timeout)
+            .map_err(|e| Error::Usage(format!("--timeout '{timeout}': {e} (e.g. 10s, 500ms)")))?;
+        if timeout.is_zero() {
+            return Err(Error::Usage("--timeout must be longer than 0".into()));
+        }
+        Ok(ServeConfig { addr, workers, max_body, timeout })
+    }
+}
+
+/// `16MiB`, `512KiB`, `1MB`, `4096` (bytes).
+pub fn parse_size(s: &str) -> std::result::Result<usize, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().map_err(|_| "expected a size such as 16MiB, 512KiB or 4096".to_string())?;
+    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" => 1e3,
+        "m" | "mb" => 1e6,
+        "g" | "gb" => 1e9,
+        "ki" | "kib" => 1024.0,
+        "mi" | "mib" => 1024.0 * 1024.0,
+        "gi" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        u => return Err(format!("unknown unit '{u}' (B, KB, MB, GB, KiB, MiB, GiB)")),
+    };
+    let bytes = (n * mult).round();
+    if !(1.0..=usize::MAX as f64).contains(&bytes) {
+        return Err("must be at least 1 byte".into());
+    }
+    Ok(bytes as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("16MiB"), Ok(16 * 1024 * 1024));
+        assert_eq!(parse_size("512 KiB"), Ok(512 * 1024));
+        assert_eq!(parse_size("1MB"), Ok(1_000_000));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("1.5KiB"), Ok(1536));
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("12 parsecs").is_err());
+        assert!(parse_size("MiB").is_err());
+    }
+
+    #[test]
+    fn flags() {
+        let c = ServeConfig::new("127.0.0.1:0", Some(3), "1KiB", "250ms").unwrap();
+        assert_eq!((c.workers, c.max_body, c.timeout), (3, 1024, Duration::from_millis(250)));
+        assert!(ServeConfig::new("localhost", None, "1KiB", "1s").is_err());
+        assert!(ServeConfig::new("127.0.0.1:1", Some(0), "1KiB", "1s").is_err());
+        assert!(ServeConfig::new("127.0.0.1:1", None, "1KiB", "0s").is_err());
+        assert!(ServeConfig::new("127.0.0.1:1", None, "1KiB", "soon").is_err());
+    }
+}

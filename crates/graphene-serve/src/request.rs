@@ -1,0 +1,221 @@
+//! Request bodies: a DAG alone, or an envelope `{"dag": ..., "cluster": ..., "schedule": ...,
+//! options}`; options may also come from the query string (the envelope wins).
+//!
+//! The DAG and cluster are read as if they were the files `dag.json` and `cluster.json` given to
+//! the CLI, so an error names them the way the CLI would and positions count from their own
+//! first character: a client sees exactly the message `graphene build-schedule dag.json` prints.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use clap::ValueEnum;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use graphene::error::{Error, Result};
+use graphene::formats::{self, schedule_file, Format, LoadOptions};
+use graphene::model::{Cluster, ClusterSpec, Dag, Network};
+use graphene::validate::Entry;
+use graphene::Scheduler;
+
+pub const DAG_FILE: &str = "dag.json";
+pub const CLUSTER_FILE: &str = "cluster.json";
+pub const SCHEDULE_FILE: &str = "schedule.json";
+const BODY: &str = "request body";
+
+/// The CLI flags a request may set, under their flag names with `_` for `-`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Options {
+    pub scheduler: Option<String>,
+    pub seed: Option<u64>,
+    pub machines: Option<usize>,
+    pub capacity: Option<String>,
+    pub no_overbook: Option<bool>,
+    pub no_timing: Option<bool>,
+    pub format: Option<String>,
+    pub query: Option<u32>,
+    pub executors: Option<u32>,
+    pub demands: Option<String>,
+}
+
+impl Options {
+    /// `self`'s fields where set, else `under`'s.
+    fn over(self, under: Options) -> Options {
+        Options {
+            scheduler: self.scheduler.or(under.scheduler),
+            seed: self.seed.or(under.seed),
+            machines: self.machines.or(under.machines),
+            capacity: self.capacity.or(under.capacity),
+            no_overbook: self.no_overbook.or(under.no_overbook),
+            no_timing: self.no_timing.or(under.no_timing),
+            format: self.format.or(under.format),
+            query: self.query.or(under.query),
+            executors: self.executors.or(under.executors),
+            demands: self.demands.or(under.demands),
+        }
+    }
+
+    fn load_options(&self) -> Result<LoadOptions> {
+        let format = match &self.format {
+            None => None,
+            Some(f) => Some(Format::from_str(f, false).map_err(|_| {
+                let known: Vec<String> = Format::value_variants()
+                    .iter()
+                    .filter_map(|v| v.to_possible_value())
+                    .map(|p| p.get_name().to_string())
+                    .collect();
+                Error::Usage(format!("invalid value '{f}' for format (known: {})", known.join(", ")))
+            })?),
+        };
+        Ok(LoadOptions {
+            format,
+            query: self.query,
+            executors: self.executors.unwrap_or(20),
+            demands: self.demands.clone(),
+            seed: self.seed.unwrap_or(0),
+        })
+    }
+
+    pub fn scheduler(&self) -> Result<Scheduler> {
+        let name = self.scheduler.as_deref().unwrap_or("graphene");
+        Scheduler::parse(name).ok_or_else(|| {
+            Error::Usage(format!("unknown scheduler '{name}' (known: {})", Scheduler::known_names().join(", ")))
+        })
+    }
+
+    pub fn seed(&self) -> u64 {
+        self.seed.unwrap_or(0)
+    }
+
+    pub fn no_timing(&self) -> bool {
+        self.no_timing.unwrap_or(false)
+    }
+}
+
+/// A parsed request: the DAG, its cluster, the options and, for `/v1/validate`, a schedule.
+pub struct Job {
+    pub dag: Dag,
+    pub cluster: Cluster,
+    /// Machine speeds and bandwidth (trivial unless the cluster or DAG file gives them).
+    pub net: Network,
+    /// The DAG came as a task-graph/network file (planned on the network by every scheduler).
+    pub network_file: bool,
+    pub options: Options,
+    pub schedule: Option<Vec<Entry>>,
+}
+
+/// What a request is for; it decides which parts are required and the order of the checks (the
+/// order of the matching CLI command, so that the first problem reported is the same).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Endpoint {
+    Schedule,
+    LowerBound,
+    Validate,
+}
+
+pub fn parse(body: &[u8], query: Options, endpoint: Endpoint) -> Result<Job> {
+    let want_schedule = endpoint == Endpoint::Validate;
+    let text = std::str::from_utf8(body).map_err(|_| Error::field(BODY, "stream did not contain valid UTF-8"))?;
+    let envelope: Option<HashMap<String, &RawValue>> =
+        serde_json::from_str(text).ok().filter(|m: &HashMap<String, &RawValue>| m.contains_key("dag"));
+    let (dag_text, cluster_text, schedule_text, options) = match envelope {
+        Some(mut m) => {
+            let dag = m.remove("dag").expect("checked above").get();
+            let cluster = m.remove("cluster").map(|v| v.get());
+            let schedule = m.remove("schedule").map(|v| v.get());
+            let rest: serde_json::Map<String, serde_json::Value> = m
+                .into_iter()
+                .map(|(k, v)| (k, serde_json::from_str(v.get()).expect("RawValue holds valid JSON")))
+                .collect();
+            let opts: Options = serde_json::from_value(serde_json::Value::Object(rest))
+                .map_err(|e| Error::field(BODY, e.to_string()))?;
+            (dag, cluster, schedule, opts.over(query))
+        }
+        None if want_schedule => {
+            return Err(Error::field(BODY, "expected an object {\"dag\": ..., \"schedule\": ...}"));
+        }
+        // Not an envelope: the body is the DAG file itself (also when it is not even JSON, so
+        // that the client gets the parser's message for its DAG).
+        None => (text, None, None, query),
+    };
+    if endpoint == Endpoint::Schedule {
+        options.scheduler()?;
+    }
+    if cluster_text.is_some() && (options.machines.is_some() || options.capacity.is_some()) {
+        return Err(Error::Usage("a cluster cannot be combined with machines or capacity".into()));
+    }
+    let load = options.load_options()?;
+    let dag = parse_dag(dag_text, &load)?;
+    let schedule = match (want_schedule, schedule_text) {
+        (false, _) => None,
+        (true, None) => return Err(Error::field(BODY, "missing \"schedule\"")),
+        (true, Some(s)) => Some(schedule_file::parse(s).map_err(|e| e.in_file(Path::new(SCHEDULE_FILE)))?.tasks),
+    };
+    let in_dag = |e: Error| e.in_file(Path::new(DAG_FILE));
+    let network_file = match load.format {
+        Some(f) => f == Format::Hetero,
+        None => formats::detect(dag_text).map_err(in_dag)? == Format::Hetero,
+    };
+    let spec = if endpoint == Endpoint::Schedule && network_file && options_leave_cluster(cluster_text, &options) {
+        // As build-schedule: a task-graph/network file brings its own machines.
+        let (_, mut spec) = formats::hetero::parse(dag_text, "dag").map_err(in_dag)?;
+        if options.no_overbook.unwrap_or(false) {
+            spec.overbook.clear();
+        }
+        spec
+    } else {
+        cluster_spec(cluster_text, &options)?
+    };
+    let net = spec.network();
+    if endpoint == Endpoint::Schedule {
+        graphene::api::check_network(options.scheduler()?, &net, &dag)?;
+    }
+    let cluster = resolve(&spec, &dag, cluster_text.is_some())?;
+    Ok(Job { dag, cluster, net, network_file, options, schedule })
+}
+
+fn options_leave_cluster(cluster_text: Option<&str>, o: &Options) -> bool {
+    cluster_text.is_none() && o.machines.is_none() && o.capacity.is_none()
+}
+
+/// As `formats::load_dag` reads `dag.json`.
+fn parse_dag(text: &str, opts: &LoadOptions) -> Result<Dag> {
+    if let Some(p) = &opts.demands {
+        formats::profile::Profile::by_name(p)?;
+    }
+    let mut dags = formats::parse_dags(text, "dag", opts).map_err(|e| e.in_file(Path::new(DAG_FILE)))?;
+    if dags.len() != 1 {
+        return Err(Error::Usage(format!("{DAG_FILE}: holds {} DAGs; pick one with --query N", dags.len())));
+    }
+    Ok(dags.remove(0))
+}
+
+/// As the CLI's cluster flags: a cluster file, or `machines` x `capacity` (10 default machines).
+fn cluster_spec(text: Option<&str>, o: &Options) -> Result<ClusterSpec> {
+    let mut spec = match text {
+        Some(t) => formats::cluster::parse(t).map_err(|e| e.in_file(Path::new(CLUSTER_FILE)))?,
+        None => {
+            let cap = match &o.capacity {
+                Some(c) => formats::cluster::parse_capacity(c)?,
+                None => ClusterSpec::default_capacity(),
+            };
+            let n = o.machines.unwrap_or(10);
+            if n == 0 {
+                return Err(Error::Usage("--machines must be at least 1".into()));
+            }
+            ClusterSpec::uniform(n, cap)
+        }
+    };
+    if o.no_overbook.unwrap_or(false) {
+        spec.overbook.clear();
+    }
+    Ok(spec)
+}
+
+fn resolve(spec: &ClusterSpec, dag: &Dag, from_file: bool) -> Result<Cluster> {
+    let cluster =
+        spec.resolve(&dag.resources).map_err(|e| if from_file { e.in_file(Path::new(CLUSTER_FILE)) } else { e })?;
+    cluster.check_fits(dag).map_err(|e| e.in_file(Path::new(DAG_FILE)))?;
+    Ok(cluster)
+}

@@ -1,0 +1,144 @@
+//! Readers and writers for files: DAGs (native, WfCommons, Decima TPC-H), clusters, schedules.
+//!
+//! Every reader returns errors that name the file and then the line and column, or the field.
+
+pub mod cluster;
+pub mod hetero;
+pub mod native;
+pub mod profile;
+pub mod schedule_file;
+pub mod tpch;
+pub mod wfcommons;
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    /// A file of the shared data set that CI keeps beside the repository.
+    pub fn shared(rel: &str) -> String {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data").join(rel);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            panic!(
+                "cannot read {} ({e}); these tests need the shared data set checked out beside the repository",
+                path.display()
+            )
+        })
+    }
+}
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::model::Dag;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// graphene's own `dag.json`.
+    Native,
+    /// WfCommons WfFormat JSON (schema 1.4 to 1.6).
+    Wfcommons,
+    /// Decima's TPC-H JSON (one file per input size, 22 queries).
+    Tpch,
+    /// Task graph and network (`tasks`, `edges`, `nodes`, `links`) of the heterogeneous
+    /// reference instances; the network is the cluster unless one is given.
+    Hetero,
+}
+
+/// How to read DAG files: format detection, which TPC-H query and duration samples, and which
+/// demand profile fills in missing resource demands.
+#[derive(Clone, Debug)]
+pub struct LoadOptions {
+    pub format: Option<Format>,
+    /// TPC-H query number (1-22); all queries when None.
+    pub query: Option<u32>,
+    /// TPC-H executor count whose duration samples are used.
+    pub executors: u32,
+    /// Demand profile name; None keeps the file's demands (the default profile applies to
+    /// formats that carry no demands).
+    pub demands: Option<String>,
+    pub seed: u64,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions { format: None, query: None, executors: 20, demands: None, seed: 0 }
+    }
+}
+
+pub fn read_text(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|e| Error::Io(e).in_file(path))
+}
+
+pub(crate) fn stem(path: &Path) -> String {
+    path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "dag".into())
+}
+
+/// Guesses the format from the top-level keys.
+pub fn detect(text: &str) -> Result<Format> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| Error::from_json(&e))?;
+    let obj = value.as_object().ok_or_else(|| Error::field("(top level)", "expected a JSON object"))?;
+    if obj.contains_key("stages") {
+        Ok(Format::Native)
+    } else if obj.contains_key("workflow") || obj.contains_key("schemaVersion") {
+        Ok(Format::Wfcommons)
+    } else if obj.contains_key("queries") {
+        Ok(Format::Tpch)
+    } else if obj.contains_key("tasks") && obj.contains_key("nodes") {
+        Ok(Format::Hetero)
+    } else {
+        Err(Error::field(
+            "(top level)",
+            "cannot tell the format: expected \"stages\" (graphene), \"workflow\" (WfCommons), \"queries\" (Decima TPC-H) or \"tasks\" and \"nodes\" (task graph and network); use --format",
+        ))
+    }
+}
+
+/// Whether `path` is a task-graph/network file (which describes its own cluster).
+pub fn is_network_file(path: &Path, format: Option<Format>) -> Result<bool> {
+    Ok(match format {
+        Some(f) => f == Format::Hetero,
+        None => {
+            let text = read_text(path)?;
+            detect(&text).map_err(|e| e.in_file(path))? == Format::Hetero
+        }
+    })
+}
+
+/// Every DAG in a file (TPC-H files hold one per query unless `opts.query` picks one).
+pub fn load_dags(path: &Path, opts: &LoadOptions) -> Result<Vec<Dag>> {
+    // A bad profile name is the flag's fault, not the file's: report it before reading.
+    if let Some(p) = &opts.demands {
+        profile::Profile::by_name(p)?;
+    }
+    let text = read_text(path)?;
+    parse_dags(&text, &stem(path), opts).map_err(|e| e.in_file(path))
+}
+
+/// Exactly one DAG from a file.
+pub fn load_dag(path: &Path, opts: &LoadOptions) -> Result<Dag> {
+    let mut dags = load_dags(path, opts)?;
+    if dags.len() != 1 {
+        return Err(Error::Usage(format!("{}: holds {} DAGs; pick one with --query N", path.display(), dags.len())));
+    }
+    Ok(dags.remove(0))
+}
+
+pub fn parse_dags(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Dag>> {
+    let format = match opts.format {
+        Some(f) => f,
+        None => detect(text)?,
+    };
+    let dags = match format {
+        Format::Native => vec![native::parse(text, name)?],
+        Format::Wfcommons => vec![wfcommons::parse(text, name)?],
+        Format::Tpch => tpch::parse(text, name, opts.query, opts.executors)?,
+        Format::Hetero => vec![hetero::parse(text, name)?.0],
+    };
+    let profile = match (&opts.demands, format) {
+        (Some(p), _) => Some(profile::Profile::by_name(p)?),
+        (None, Format::Native | Format::Hetero) => None,
+        (None, _) => Some(profile::Profile::default_for(format)),
+    };
+    Ok(match profile {
+        Some(p) => dags.iter().map(|d| p.apply(d, opts.seed)).collect(),
+        None => dags,
+    })
+}

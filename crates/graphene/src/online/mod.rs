@@ -1,0 +1,151 @@
+//! Online schedulers: given a machine's free resources at a heartbeat, which tasks to launch.
+//!
+//! A policy only answers questions; the simulator (`crate::sim`) owns time, resources and task
+//! state, and checks every launch against the machine's capacity.
+
+mod capacity;
+mod cp;
+pub mod decima;
+mod drf;
+mod fifo;
+mod graphene;
+mod heft;
+mod hybrid;
+mod priority_cache;
+mod random;
+mod slearn;
+mod tetris;
+
+pub use capacity::CapacityScheduler;
+pub use fifo::Fifo;
+pub use graphene::{Charge, Eta, Graphene, GrapheneOnline, CHARGE_WINDOW_S};
+pub use priority_cache::PriorityCache;
+pub use slearn::{pilots_for, Estimate, SLearn, THIN_LIMIT};
+
+use crate::model::ResVec;
+pub use crate::sim::{Policy, TaskRef};
+use crate::sim::View;
+
+/// Settings shared by the online schedulers that `by_name` builds.
+#[derive(Clone, Debug)]
+pub struct OnlineSettings {
+    /// Entitled share per queue, in `Workload::queues()` order.
+    pub shares: Vec<f64>,
+    /// Graphene's online knobs (kappa, eta, rp, fairness; its `shares` are replaced by the
+    /// ones above).
+    pub graphene: GrapheneOnline,
+    pub seed: u64,
+    /// decima: weights file to load instead of the bundled model.
+    pub decima_model: Option<std::path::PathBuf>,
+}
+
+/// Online scheduler names `by_name` accepts.
+pub const NAMES: &[&str] = &[
+    "graphene",
+    "cs",
+    "fifo",
+    "tetris",
+    "cp",
+    "drf",
+    "random",
+    "slearn",
+    "graphene+cs",
+    "graphene+tetris",
+    "heft",
+    "decima",
+];
+
+/// Builds the online scheduler called `name`.
+pub fn by_name(name: &str, s: &OnlineSettings) -> crate::Result<Box<dyn Policy>> {
+    Ok(match name {
+        "graphene" => Box::new(Graphene::new(GrapheneOnline { shares: s.shares.clone(), ..s.graphene.clone() })),
+        "cs" => Box::new(CapacityScheduler::new(s.shares.clone())),
+        "fifo" => Box::new(Fifo),
+        "tetris" => Box::new(tetris::Tetris::new()),
+        "cp" => Box::new(cp::CriticalPath::new(s.shares.clone())),
+        "drf" => Box::new(drf::Drf::new(s.shares.clone())),
+        "random" => Box::new(random::RandomPolicy::new(s.seed)),
+        "slearn" => Box::new(SLearn::new(s.seed)),
+        "graphene+cs" => Box::new(hybrid::GrapheneCs::new(s.shares.clone(), &s.graphene)),
+        "graphene+tetris" => Box::new(hybrid::GrapheneTetris::new(&s.graphene)),
+        "heft" => Box::new(heft::HeftOnline::new()),
+        "decima" => {
+            let model = match &s.decima_model {
+                Some(path) => decima::Model::load(path)?,
+                None => decima::Model::bundled()?,
+            };
+            Box::new(decima::Decima::new(&model))
+        }
+        other => {
+            return Err(crate::Error::Usage(format!(
+                "unknown online scheduler '{other}' (known: {})",
+                NAMES.join(", ")
+            )))
+        }
+    })
+}
+
+/// Task `t`'s work: estimated duration x sum over resources of its request over the cluster
+/// total (0 when not finite).
+pub(crate) fn work(view: &View, total: &ResVec, job: u32, t: u32) -> f64 {
+    let d = view.requested(job, t);
+    let norm: f64 = (0..view.dims).filter(|&r| total.0[r] > 0.0).map(|r| d.0[r].max(0.0) / total.0[r]).sum();
+    let w = view.estimated_duration(job, t) * norm;
+    if w.is_finite() {
+        w
+    } else {
+        0.0
+    }
+}
+
+/// One task at a time to the neediest queue, as YARN's queue-based schedulers hand out
+/// containers: repeatedly the unblocked queue with the lowest `need(state, q)` (ties: lower
+/// index) gets `take(state, q)`; a queue that cannot take a task is blocked for the rest of the
+/// heartbeat.
+pub(crate) fn serve_queues<S>(
+    queues: usize,
+    state: &mut S,
+    need: impl Fn(&S, usize) -> f64,
+    mut take: impl FnMut(&mut S, usize) -> bool,
+) {
+    let mut blocked = vec![false; queues];
+    while let Some(q) =
+        (0..queues).filter(|&q| !blocked[q]).min_by(|&a, &b| need(state, a).total_cmp(&need(state, b)).then(a.cmp(&b)))
+    {
+        if !take(state, q) {
+            blocked[q] = true;
+        }
+    }
+}
+
+/// Usage relative to an entitled share; a queue without a share is never below it.
+pub(crate) fn relative(used: f64, share: f64) -> f64 {
+    if share > 0.0 {
+        used / share
+    } else {
+        f64::INFINITY
+    }
+}
+
+/// True when `demand` fits `free` on every resource that cannot be overbooked: what YARN's
+/// schedulers check (they account for cores and memory only, so disk and network overbook).
+pub fn fits(view: &View, demand: &ResVec, free: &ResVec) -> bool {
+    let hard = view.hard;
+    (0..view.dims).all(|r| !hard[r] || fits_in(demand.0[r], free.0[r]))
+}
+
+/// True when `demand` fits `free` on every resource, overbookable ones included: Tetris packs
+/// every resource it knows and never overbooks (as the Graphene paper's Tez + Tetris runs).
+/// An overbookable demand above the machine's whole capacity `cap` counts as the capacity, so
+/// such a task still runs on an idle machine instead of never.
+pub fn fits_all(view: &View, demand: &ResVec, free: &ResVec, cap: &ResVec) -> bool {
+    let hard = view.hard;
+    (0..view.dims).all(|r| {
+        let d = if hard[r] { demand.0[r] } else { demand.0[r].min(cap.0[r]) };
+        fits_in(d, free.0[r])
+    })
+}
+
+fn fits_in(demand: f64, free: f64) -> bool {
+    demand <= free * (1.0 + crate::model::CAPACITY_EPS) + crate::model::CAPACITY_EPS
+}

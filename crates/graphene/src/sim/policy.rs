@@ -1,0 +1,32 @@
+//! The contract between the simulator and the online schedulers. It lives on the simulator's
+//! side so that data flows one way: `online` implements [`Policy`] against [`View`], and the
+//! simulator never names a scheduler.
+
+use super::View;
+use crate::model::{ResVec, TaskId};
+
+/// A task of a job in the workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TaskRef {
+    pub job: u32,
+    pub task: TaskId,
+}
+
+pub trait Policy {
+    fn name(&self) -> String;
+
+    /// A job arrived (its source tasks are runnable). Policies precompute per-job data here.
+    fn job_arrived(&mut self, _view: &View, _job: u32) {}
+
+    /// Machine `machine` reports `free` resources (capacity minus what running tasks were
+    /// allocated). Push the tasks to launch there, in order, into `out`. Each must be runnable
+    /// and fit what is left of `free` on the resources that cannot be overbooked; the
+    /// simulator launches them in order and stops at the first that does not fit.
+    fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>);
+
+    /// A task this policy chose was launched.
+    fn launched(&mut self, _view: &View, _t: TaskRef) {}
+
+    /// A task finished.
+    fn finished(&mut self, _view: &View, _t: TaskRef) {}
+}
