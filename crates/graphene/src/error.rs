@@ -27,11 +27,27 @@ pub enum Error {
     /// Inconsistent flags or options.
     #[error("{0}")]
     Usage(String),
+    /// An input larger than a configured limit, refused before anything is allocated for it.
+    #[error("{field}: {value} exceeds the limit of {limit} ({hint})")]
+    TooLarge { field: String, value: String, limit: String, hint: String },
+    /// Work stopped at its deadline or was cancelled.
+    #[error("{what} stopped: {}", match .limit { Some(l) => format!("time limit of {} reached", crate::error::secs(*l)), None => "cancelled".to_string() })]
+    TimedOut { what: String, limit: Option<std::time::Duration> },
+}
+
+/// A duration as the CLI writes it ("10s", "0.5s").
+pub fn secs(d: std::time::Duration) -> String {
+    format!("{}s", d.as_secs_f64())
 }
 
 impl Error {
     pub fn field(field: impl Into<String>, message: impl Into<String>) -> Error {
         Error::Field { field: field.into(), message: message.into() }
+    }
+
+    /// A size over its limit; `hint` says how to raise the limit.
+    pub fn too_large(field: impl Into<String>, value: impl std::fmt::Display, limit: impl std::fmt::Display, hint: impl Into<String>) -> Error {
+        Error::TooLarge { field: field.into(), value: value.to_string(), limit: limit.to_string(), hint: hint.into() }
     }
 
     pub fn in_file(self, file: &Path) -> Error {

@@ -26,6 +26,7 @@
 pub mod api;
 pub mod baselines;
 pub mod compare;
+pub mod deadline;
 pub mod error;
 pub mod export;
 pub mod fairness;
@@ -44,6 +45,7 @@ pub mod space;
 pub mod trace;
 pub mod validate;
 
+pub use deadline::Deadline;
 pub use error::{Error, Result};
 pub use lowerbound::LowerBounds;
 pub use model::{Cluster, ClusterSpec, Dag, Schedule};
