@@ -17,7 +17,6 @@ pub mod metrics;
 pub mod request;
 mod router;
 
-
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,6 +24,18 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 
 pub use config::ServeConfig;
+
+/// The service's default input limits: lower than the CLI's, because requests share one
+/// process. At these sizes one request's DAG and search take well under a GiB, so `--workers`
+/// requests in flight stay within a few GiB. `serve --limit-tasks` and friends raise them.
+pub const SERVICE_LIMITS: graphene::limits::Limits = graphene::limits::Limits {
+    tasks: 1_000_000,
+    stages: 1_000_000,
+    edges: 5_000_000,
+    machines: 100_000,
+    jobs: 100_000,
+    input_bytes: 256 << 20,
+};
 pub use router::router;
 
 use graphene::error::{Error, Result};

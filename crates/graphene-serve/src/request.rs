@@ -204,6 +204,7 @@ fn cluster_spec(text: Option<&str>, o: &Options) -> Result<ClusterSpec> {
             if n == 0 {
                 return Err(Error::Usage("--machines must be at least 1".into()));
             }
+            graphene::limits::current().check_machines(n as u64, "machines")?;
             ClusterSpec::uniform(n, cap)
         }
     };

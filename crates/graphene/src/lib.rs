@@ -32,6 +32,7 @@ pub mod export;
 pub mod fairness;
 pub mod formats;
 pub mod hetero;
+pub mod limits;
 pub mod lowerbound;
 pub mod metrics;
 pub mod model;

@@ -8,6 +8,53 @@ use graphene::formats::{self, Format, LoadOptions};
 use graphene::model::{Cluster, ClusterSpec, Dag};
 use graphene::{Error, OfflineConfig, Result};
 
+/// Input size limits (see `graphene::limits`), global to every command. Unset flags keep the
+/// library's defaults, or the service's lower ones for `serve`, where one request must not be
+/// able to take the memory every other request needs.
+#[derive(Args, Debug, Clone)]
+pub struct LimitArgs {
+    /// Most tasks in one DAG or workload [default: 10000000; serve: 1000000].
+    #[arg(long, value_name = "N", global = true)]
+    pub limit_tasks: Option<u64>,
+    /// Most machines in a cluster [default: 1000000; serve: 100000].
+    #[arg(long, value_name = "N", global = true)]
+    pub limit_machines: Option<u64>,
+    /// Most jobs in a workload trace [default: 1000000].
+    #[arg(long, value_name = "N", global = true)]
+    pub limit_jobs: Option<u64>,
+    /// Largest input file, e.g. 512MiB [default: 4GiB].
+    #[arg(long, value_name = "SIZE", global = true)]
+    pub limit_input: Option<String>,
+}
+
+impl LimitArgs {
+    pub fn install(&self, serving: bool) -> Result<()> {
+        let base = if serving { graphene_serve::SERVICE_LIMITS } else { graphene::limits::Limits::DEFAULT };
+        let positive = |v: Option<u64>, flag: &str, default: u64| match v {
+            Some(0) => Err(Error::Usage(format!("{flag} must be at least 1"))),
+            Some(n) => Ok(n),
+            None => Ok(default),
+        };
+        let tasks = positive(self.limit_tasks, "--limit-tasks", base.tasks)?;
+        let limits = graphene::limits::Limits {
+            tasks,
+            // Stages and edges follow the task limit: a stage holds at least one task, and
+            // edges beyond a few per stage are what the limit on input bytes already bounds.
+            stages: if self.limit_tasks.is_some() { tasks } else { base.stages },
+            edges: if self.limit_tasks.is_some() { tasks.saturating_mul(5) } else { base.edges },
+            machines: positive(self.limit_machines, "--limit-machines", base.machines)?,
+            jobs: positive(self.limit_jobs, "--limit-jobs", base.jobs)?,
+            input_bytes: match &self.limit_input {
+                None => base.input_bytes,
+                Some(s) => graphene_serve::config::parse_size(s)
+                    .map_err(|m| Error::Usage(format!("--limit-input '{s}': {m}")))? as u64,
+            },
+        };
+        graphene::limits::set(limits);
+        Ok(())
+    }
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct ClusterArgs {
     /// Cluster file: {"machines": [{"count": N, "capacity": {...}}], "overbook": [...]}.
@@ -43,6 +90,7 @@ impl ClusterArgs {
                 if n == 0 {
                     return Err(Error::Usage("--machines must be at least 1".into()));
                 }
+                graphene::limits::current().check_machines(n as u64, "--machines")?;
                 ClusterSpec::uniform(n, cap)
             }
         };

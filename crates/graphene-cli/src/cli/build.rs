@@ -2,11 +2,11 @@
 
 use std::path::PathBuf;
 
+use graphene::api as work;
 use graphene::formats;
 use graphene::model::Dag;
 use graphene::offline::SearchReport;
 use graphene::output::{self, ScheduleReport};
-use graphene::api as work;
 use graphene::Result;
 
 use super::args::{cluster_for, parse_scheduler, spec_for_file, ClusterArgs, InputArgs, SearchArgs};
@@ -38,6 +38,11 @@ pub struct Args {
 pub fn run(a: Args) -> Result<i32> {
     let which = parse_scheduler(&a.scheduler)?;
     let cfg = a.search.config()?;
+    let inputs: Vec<&std::path::Path> = std::iter::once(a.dag.as_path()).chain(a.cluster.cluster.as_deref()).collect();
+    if let Some(out) = &a.out {
+        // Refuse a bad --out before the search, not after it.
+        output::target(out, &inputs)?;
+    }
     let dag = formats::load_dag(&a.dag, &a.input.load_options())?;
     let network_file = formats::is_network_file(&a.dag, a.input.format)?;
     let spec = spec_for_file(&a.cluster, &a.input, &a.dag)?;
@@ -47,7 +52,7 @@ pub fn run(a: Args) -> Result<i32> {
     let s = a
         .search
         .in_pool(|| work::schedule(&dag, &cluster, &net, network_file, which, &cfg, a.input.seed, a.no_timing))??;
-    output::write_or_stdout(a.out.as_deref(), &s.json)?;
+    output::write_or_stdout(a.out.as_deref(), &s.json, &inputs)?;
     if !a.quiet {
         let mut text = summary(&dag, &s.report, cluster.len(), s.elapsed_ms);
         if let Some(n) = &s.network {

@@ -87,6 +87,7 @@ pub fn run(a: Args) -> Result<i32> {
         Error::Field { .. } => e.in_file(&a.schedule),
         other => other,
     })?;
-    graphene::output::write_or_stdout(a.out.as_deref(), &bytes)?;
+    let inputs: Vec<&std::path::Path> = std::iter::once(a.schedule.as_path()).chain(a.dag.as_deref()).collect();
+    graphene::output::write_or_stdout(a.out.as_deref(), &bytes, &inputs)?;
     Ok(0)
 }

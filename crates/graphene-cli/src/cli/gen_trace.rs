@@ -51,7 +51,9 @@ pub fn run(a: Args) -> Result<i32> {
         None => None,
     };
     let text = trace::native_csv::write(&workload)?;
-    graphene::output::write_or_stdout(a.out.as_deref(), text.as_bytes())?;
+    let inputs: Vec<&std::path::Path> =
+        a.dags.iter().map(|p| p.as_path()).chain(a.cluster.cluster.as_deref()).collect();
+    graphene::output::write_or_stdout(a.out.as_deref(), text.as_bytes(), &inputs)?;
     if !a.quiet {
         let last = workload.jobs.last().map_or(0.0, |j| j.arrival);
         eprintln!(

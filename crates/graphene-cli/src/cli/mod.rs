@@ -22,7 +22,7 @@ mod serve;
 mod train_decima;
 mod validate;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
@@ -33,6 +33,8 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    limits: args::LimitArgs,
 }
 
 #[derive(Subcommand)]
@@ -63,7 +65,18 @@ enum Command {
 
 /// Exit status: 0 success, 1 failure (bad input, invalid schedule), 2 bad flags (from clap).
 pub fn run() -> i32 {
-    let cli = Cli::parse();
+    // Negative numbers are values, not flags: `--seed -1` should be refused by the value's
+    // parser ("invalid digit"), not answered with a tip about `--` that does not apply.
+    let command = Cli::command().mut_subcommands(|s| s.allow_negative_numbers(true));
+    let cli = match Cli::from_arg_matches(&command.get_matches()) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    let serving = matches!(cli.command, Command::Serve(_));
+    if let Err(e) = cli.limits.install(serving) {
+        eprintln!("error: {e}");
+        return 1;
+    }
     let result = match cli.command {
         Command::BuildSchedule(a) => build::run(a),
         Command::LowerBound(a) => lower_bound::run(a),

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use graphene::formats;
-use graphene::output::write_atomic;
+use graphene::output::write_output;
 use graphene::plot::{self, CdfChart, Context, GanttOptions, JobsIn, Lanes, Metric, ReplaySummary, ScheduleIn};
 use graphene::{Error, Result};
 
@@ -106,8 +106,8 @@ pub fn run(a: Args) -> Result<i32> {
     }
 }
 
-fn finish(common: &Common, svg: &str, what: String) -> Result<i32> {
-    write_atomic(&common.out, svg.as_bytes())?;
+fn finish(common: &Common, svg: &str, what: String, inputs: &[&std::path::Path]) -> Result<i32> {
+    write_output(&common.out, svg.as_bytes(), inputs)?;
     if !common.quiet {
         eprintln!("wrote {}: {what}", common.out.display());
     }
@@ -140,7 +140,13 @@ fn gantt(a: GanttArgs) -> Result<i32> {
     for w in &chart.warnings {
         eprintln!("warning: {w}");
     }
-    finish(&a.common, &chart.svg, format!("{} lanes, {} troublesome tasks marked", chart.lanes, chart.troublesome))
+    let inputs: Vec<&std::path::Path> = std::iter::once(a.schedule.as_path()).chain(a.dag.as_deref()).collect();
+    finish(
+        &a.common,
+        &chart.svg,
+        format!("{} lanes, {} troublesome tasks marked", chart.lanes, chart.troublesome),
+        &inputs,
+    )
 }
 
 /// Field errors about the schedule's tasks name the schedule file; flag errors stand alone.
@@ -158,6 +164,7 @@ fn usage(a: UsageArgs) -> Result<i32> {
         &a.common,
         &svg,
         format!("{} resources over {} intervals", summary.summary.resources.len(), summary.summary.utilization.len()),
+        &[&a.results.join("summary.json")],
     )
 }
 
@@ -209,5 +216,11 @@ fn cdf(a: CdfArgs) -> Result<i32> {
     let note = a.common.note();
     let chart = CdfChart { title: &title, x_desc: &x_desc, reference, unit, note: &note };
     let svg = plot::cdf(&series, &chart)?;
-    finish(&a.common, &svg, format!("{} lines", series.len()))
+    let mut inputs: Vec<std::path::PathBuf> = Vec::new();
+    for p in a.inputs.iter().chain(&a.baseline) {
+        inputs.push(p.clone());
+        inputs.push(p.join("jobs.csv"));
+    }
+    let inputs: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
+    finish(&a.common, &svg, format!("{} lines", series.len()), &inputs)
 }

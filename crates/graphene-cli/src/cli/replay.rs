@@ -7,7 +7,7 @@ use graphene::fairness::FairnessMode;
 use graphene::metrics;
 use graphene::model::{ClusterSpec, Workload};
 use graphene::online::{self, Charge, Eta, GrapheneOnline, OnlineSettings};
-use graphene::output::write_atomic;
+use graphene::output::OutDir;
 use graphene::sim::{self, Misestimated, SimConfig};
 use graphene::trace::{self, TraceFormat, TraceOptions};
 use graphene::{Error, Result};
@@ -216,7 +216,9 @@ impl Common {
                 [("cpu".to_string(), trace::alibaba::MACHINE_CPU), ("mem".to_string(), trace::alibaba::MACHINE_MEM)]
                     .into_iter()
                     .collect();
-            let mut s = ClusterSpec::uniform(a.cluster.machines.unwrap_or(4000), cap);
+            let n = a.cluster.machines.unwrap_or(4000);
+            graphene::limits::current().check_machines(n as u64, "--machines")?;
+            let mut s = ClusterSpec::uniform(n, cap);
             if a.cluster.no_overbook {
                 s.overbook.clear();
             }
@@ -302,6 +304,10 @@ pub fn check(
 
 pub fn run(args: Args) -> Result<i32> {
     let a = &args.common;
+    // The folder is prepared (and a bad --out refused) before the replay, not after it.
+    let inputs: Vec<&std::path::Path> =
+        std::iter::once(a.trace.as_path()).chain(a.cluster.cluster.as_deref()).collect();
+    let mut out = OutDir::create(&args.out, &inputs)?;
     let Setup { workload, cluster, shares, settings, cfg } = a.setup()?;
     let mut policy = online::by_name(&args.scheduler, &settings)?;
     let result = run_sim(&workload, &cluster, policy.as_mut(), &cfg, a.quiet)?;
@@ -310,18 +316,8 @@ pub fn run(args: Args) -> Result<i32> {
     if a.no_timing {
         summary.decision_us = metrics::Stats::of(&[]);
     }
-    std::fs::create_dir_all(&args.out).map_err(|e| Error::Io(e).in_file(&args.out))?;
-    let mut jobs = String::from("job,queue,arrival,finish,jct,tasks\n");
-    for j in &result.jobs {
-        jobs += &format!("{},{},{},{},{},{}\n", j.name, j.queue, j.arrival, j.finish, j.jct(), j.tasks);
-    }
-    write_atomic(&args.out.join("jobs.csv"), jobs.as_bytes())?;
-    let mut sched = String::from("job,task,machine,start,end\n");
-    for r in &result.runs {
-        let job = &workload.jobs[r.job as usize];
-        sched += &format!("{},{},{},{},{}\n", job.name, job.dag.task_name(r.task), r.machine, r.start, r.end);
-    }
-    write_atomic(&args.out.join("schedule.csv"), sched.as_bytes())?;
+    out.write("jobs.csv", &graphene::output::replay::jobs_csv(&result)?)?;
+    out.write("schedule.csv", &graphene::output::replay::schedule_csv(&workload, &result)?)?;
     let mut json = serde_json::to_vec_pretty(&serde_json::json!({
         "trace": a.trace.display().to_string(),
         "scheduler": policy.name(),
@@ -331,7 +327,8 @@ pub fn run(args: Args) -> Result<i32> {
     }))
     .expect("serializable");
     json.push(b'\n');
-    write_atomic(&args.out.join("summary.json"), &json)?;
+    out.write("summary.json", &json)?;
+    out.commit()?;
     if !a.quiet {
         eprintln!(
             "{} on {}: {} jobs, {} tasks, {} machines\n  JCT mean {:.2} median {:.2} p90 {:.2} p99 {:.2} s; makespan {:.2} s\n  Jain (10/60/240 s) {:.3} / {:.3} / {:.3}; decision {:.1} us mean, {:.1} us p99\n  wrote {}/jobs.csv, schedule.csv, summary.json",

@@ -150,7 +150,8 @@ pub fn run(a: Args) -> Result<i32> {
         "learning_curve": curve,
         "chosen": chosen,
     });
-    graphene::output::write_atomic(&a.out, model.to_json().as_bytes())?;
+    let inputs: Vec<&std::path::Path> = a.dags.iter().map(|p| p.as_path()).collect();
+    graphene::output::write_output(&a.out, model.to_json().as_bytes(), &inputs)?;
     if !a.quiet {
         let kept = match trained.best_at {
             Some((it, jct)) => format!("kept iteration {it} (held-out mean JCT {jct:.2} s)"),

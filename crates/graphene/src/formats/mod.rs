@@ -63,8 +63,30 @@ impl Default for LoadOptions {
     }
 }
 
+/// Reads a whole input file as UTF-8, refusing one larger than `--max-input` before reading it
+/// (and, for special files such as `/dev/zero` whose size is unknown, as soon as the limit is
+/// passed). A UTF-8 byte-order mark is dropped: editors on Windows write one.
 pub fn read_text(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|e| Error::Io(e).in_file(path))
+    use std::io::Read;
+    let limit = crate::limits::current().input_bytes;
+    let fail = |e: Error| e.in_file(path);
+    let file = std::fs::File::open(path).map_err(|e| fail(Error::Io(e)))?;
+    if let Ok(meta) = file.metadata() {
+        if meta.is_dir() {
+            return Err(fail(Error::Usage("is a directory, not a file".into())));
+        }
+        crate::limits::current().check_input_bytes(meta.len(), "file size").map_err(fail)?;
+    }
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(|e| fail(Error::Io(e)))?;
+    crate::limits::current().check_input_bytes(bytes.len() as u64, "file size").map_err(fail)?;
+    let mut text = String::from_utf8(bytes).map_err(|e| {
+        fail(Error::Usage(format!("not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to())))
+    })?;
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
+    Ok(text)
 }
 
 pub(crate) fn stem(path: &Path) -> String {

@@ -50,11 +50,41 @@ pub struct StageFile {
     pub group: Option<String>,
 }
 
-#[derive(Debug, Deserialize, Serialize)]
+/// `"tasks"`: a count of alike tasks or a list of tasks. Read by hand rather than as an untagged
+/// enum so that a wrong value gets a message about tasks ("expected a task count ..."), not
+/// serde's "did not match any variant of untagged enum".
+#[derive(Debug, Serialize)]
 #[serde(untagged)]
 pub enum TasksField {
     Count(u64),
     List(Vec<TaskFile>),
+}
+
+impl<'de> Deserialize<'de> for TasksField {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Tasks;
+        impl<'de> serde::de::Visitor<'de> for Tasks {
+            type Value = TasksField;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a task count (a whole number >= 0) or a list of tasks")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> std::result::Result<TasksField, E> {
+                Ok(TasksField::Count(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> std::result::Result<TasksField, E> {
+                u64::try_from(v)
+                    .map(TasksField::Count)
+                    .map_err(|_| E::custom(format!("task count {v} is negative; expected a whole number >= 0")))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> std::result::Result<TasksField, E> {
+                Err(E::custom(format!("task count {v} is not a whole number (at most {})", u64::MAX)))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> std::result::Result<TasksField, A::Error> {
+                Vec::<TaskFile>::deserialize(serde::de::value::SeqAccessDeserializer::new(seq)).map(TasksField::List)
+            }
+        }
+        d.deserialize_any(Tasks)
+    }
 }
 
 #[derive(Debug, Deserialize, Serialize)]
@@ -98,11 +128,8 @@ pub fn demand_vector(map: &BTreeMap<String, f64>, resources: &[String], field: &
 }
 
 fn check_duration(d: f64, field: &str) -> Result<f64> {
-    if d.is_finite() && d >= 0.0 {
-        Ok(d)
-    } else {
-        Err(Error::field(field, format!("duration {d} is not a finite number >= 0")))
-    }
+    crate::limits::check_seconds(d, field, "duration")?;
+    Ok(d)
 }
 
 pub fn parse(text: &str, default_name: &str) -> Result<Dag> {
@@ -118,6 +145,9 @@ pub fn from_file(file: DagFile, default_name: &str) -> Result<Dag> {
         }
     }
     let mut b = DagBuilder::new(file.name.unwrap_or_else(|| default_name.to_string()), resources.clone());
+    let limits = crate::limits::current();
+    limits.check_stages(file.stages.len() as u64, "stages")?;
+    let mut total_tasks = 0u64;
     for (si, s) in file.stages.into_iter().enumerate() {
         let at = format!("stages[{si}] ('{}')", s.id);
         let stage_demand = match &s.demands {
@@ -130,6 +160,10 @@ pub fn from_file(file: DagFile, default_name: &str) -> Result<Dag> {
         };
         let tasks = match s.tasks {
             TasksField::Count(n) => {
+                // Checked before the vector is made: a count is the one field where a few bytes
+                // of input ask for gigabytes.
+                total_tasks = crate::limits::add(total_tasks, n);
+                limits.check_tasks(total_tasks, &format!("{at}.tasks (tasks so far)"))?;
                 let d = stage_duration.ok_or_else(|| {
                     Error::field(format!("{at}.duration"), "a stage given as a task count needs a duration")
                 })?;

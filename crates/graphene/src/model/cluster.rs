@@ -70,8 +70,9 @@ struct RawGroup {
 #[serde(deny_unknown_fields)]
 struct RawCluster {
     machines: Vec<RawGroup>,
-    #[serde(default = "default_overbook")]
-    overbook: Vec<String>,
+    /// None: the default (disk and net), which a cluster need not name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    overbook: Option<Vec<String>>,
     #[serde(default = "unit", skip_serializing_if = "is_unit")]
     bandwidth: f64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -98,6 +99,26 @@ impl TryFrom<RawCluster> for ClusterSpec {
         if !(raw.bandwidth.is_finite() && raw.bandwidth > 0.0) {
             return Err(format!("bandwidth: {} is not a finite number > 0", raw.bandwidth));
         }
+        let named: std::collections::BTreeSet<&str> =
+            raw.machines.iter().flat_map(|g| g.capacity.keys().map(String::as_str)).collect();
+        // An overbooked resource must be one the machines name or one of the four standard
+        // resources (which clusters may leave out and DAGs still use); anything else is a typo.
+        for (i, o) in raw.overbook.iter().flatten().enumerate() {
+            if !named.contains(o.as_str()) && !["cpu", "mem", "disk", "net"].contains(&o.as_str()) {
+                let names: Vec<&str> = named.iter().copied().collect();
+                return Err(format!(
+                    "overbook[{i}]: '{o}' is not a resource of the cluster (its machines name {}; cpu, mem, disk and net are always known)",
+                    names.join(", ")
+                ));
+            }
+        }
+        let mut total = 0u64;
+        for (i, g) in raw.machines.iter().enumerate() {
+            total = crate::limits::add(total, g.count as u64);
+            if let Err(e) = crate::limits::current().check_machines(total, &format!("machines[{i}].count")) {
+                return Err(e.to_string());
+            }
+        }
         let mut seen = std::collections::BTreeSet::new();
         for (i, l) in raw.pair_bandwidth.iter().enumerate() {
             if let Some(&g) = l.groups.iter().find(|&&g| g >= raw.machines.len()) {
@@ -118,7 +139,7 @@ impl TryFrom<RawCluster> for ClusterSpec {
         let uniform = speeds.iter().all(|&s| s == 1.0);
         Ok(ClusterSpec {
             machines: raw.machines.into_iter().map(|g| MachineGroup { count: g.count, capacity: g.capacity }).collect(),
-            overbook: raw.overbook,
+            overbook: raw.overbook.unwrap_or_else(default_overbook),
             speeds: if uniform { Vec::new() } else { speeds },
             bandwidth: raw.bandwidth,
             pair_bandwidth: raw.pair_bandwidth,
@@ -136,7 +157,7 @@ impl From<ClusterSpec> for RawCluster {
                 .zip(speeds)
                 .map(|(g, speed)| RawGroup { count: g.count, capacity: g.capacity, speed })
                 .collect(),
-            overbook: c.overbook,
+            overbook: (c.overbook != default_overbook()).then_some(c.overbook),
             bandwidth: c.bandwidth,
             pair_bandwidth: c.pair_bandwidth,
         }
@@ -265,6 +286,7 @@ impl ClusterSpec {
 
     /// Speeds per machine and the bandwidth, in the machine order `resolve` lays out.
     pub fn network(&self) -> Network {
+        debug_assert!(self.check_size().is_ok(), "network() on a cluster over the machine limit");
         let speeds =
             self.machines.iter().zip(self.group_speeds()).flat_map(|(g, s)| std::iter::repeat_n(s, g.count)).collect();
         let pairs = (!self.pair_bandwidth.is_empty()).then(|| {
@@ -331,8 +353,26 @@ impl ClusterSpec {
             .collect()
     }
 
+    /// Machines over all groups (saturating: counts near 2^64 are over any limit, not wrapped).
     pub fn machine_count(&self) -> usize {
-        self.machines.iter().map(|g| g.count).sum()
+        self.machines.iter().fold(0usize, |n, g| n.saturating_add(g.count))
+    }
+
+    /// Fails when the cluster has more machines than `--max-machines`, naming the group whose
+    /// count crosses the limit. Called before anything is laid out per machine.
+    pub fn check_size(&self) -> Result<()> {
+        let limits = crate::limits::current();
+        let mut n = 0u64;
+        for (gi, g) in self.machines.iter().enumerate() {
+            n = crate::limits::add(n, g.count as u64);
+            let field = if self.machines.len() == 1 {
+                "machines".to_string()
+            } else {
+                format!("machines[{gi}].count (machines so far)")
+            };
+            limits.check_machines(n, &field)?;
+        }
+        Ok(())
     }
 
     /// Lays the capacities out in the DAG's resource order. Resources the cluster names but the
@@ -340,6 +380,23 @@ impl ClusterSpec {
     pub fn resolve(&self, resources: &[String]) -> Result<Cluster> {
         if self.machine_count() == 0 {
             return Err(Error::field("machines", "the cluster has no machines"));
+        }
+        self.check_size()?;
+        // A resource only the cluster names, while one the DAG uses is missing from it, is
+        // almost always a misspelling ("mme" for "mem"); say so instead of running with 0.
+        let named: std::collections::BTreeSet<&str> =
+            self.machines.iter().flat_map(|g| g.capacity.keys().map(String::as_str)).collect();
+        let unknown: Vec<&str> = named.iter().copied().filter(|n| !resources.iter().any(|r| r == n)).collect();
+        let missing: Vec<&str> = resources.iter().map(String::as_str).filter(|r| !named.contains(r)).collect();
+        if !unknown.is_empty() && !missing.is_empty() {
+            return Err(Error::field(
+                "machines.capacity",
+                format!(
+                    "names {} that the DAG does not use, and gives no capacity for {} that it does (a misspelling?)",
+                    unknown.join(", "),
+                    missing.join(", ")
+                ),
+            ));
         }
         let mut machines = Vec::with_capacity(self.machine_count());
         for (gi, g) in self.machines.iter().enumerate() {

@@ -220,6 +220,14 @@ impl DagBuilder {
         if stages.is_empty() || stages.iter().all(|s| s.tasks.is_empty()) {
             return Err(Error::field("stages", "the DAG has no tasks"));
         }
+        let limits = crate::limits::current();
+        limits.check_stages(stages.len() as u64, "stages")?;
+        let total: u64 = stages.iter().map(|s| s.tasks.len() as u64).sum();
+        limits.check_tasks(total, "tasks")?;
+        if total >= TaskId::MAX as u64 {
+            return Err(Error::too_large("tasks", total, TaskId::MAX as u64 - 1, "task ids are 32-bit"));
+        }
+        limits.check_edges(stages.iter().map(|s| s.parents.len() as u64).sum(), "parents (edges)")?;
         let mut index: HashMap<String, usize> = HashMap::with_capacity(stages.len());
         for (i, s) in stages.iter().enumerate() {
             if s.name.is_empty() {
@@ -232,9 +240,7 @@ impl DagBuilder {
         for (i, s) in stages.iter().enumerate() {
             for (j, t) in s.tasks.iter().enumerate() {
                 let at = || format!("stage '{}' task {j}", s.name);
-                if !t.duration.is_finite() || t.duration < 0.0 {
-                    return Err(Error::field(at(), format!("duration {} is not a finite number >= 0", t.duration)));
-                }
+                crate::limits::check_seconds(t.duration, &at(), "duration")?;
                 for (r, v) in t.demand.0.iter().enumerate() {
                     if !v.is_finite() || *v < 0.0 {
                         let rname = resources.get(r).map(String::as_str).unwrap_or("?");

@@ -32,8 +32,14 @@ pub struct JobsIn {
 }
 
 fn csv_err(path: &Path, e: csv::Error) -> Error {
-    let line = e.position().map_or(0, |p| p.line() as usize);
-    Error::Syntax { line, column: 0, message: e.to_string() }.in_file(path)
+    match e.position() {
+        Some(p) => Error::Syntax { line: p.line() as usize, column: 1, message: e.to_string() }.in_file(path),
+        // No position: the file could not be opened or read (a missing replay folder).
+        None => match e.into_kind() {
+            csv::ErrorKind::Io(io) => Error::Io(io).in_file(path),
+            other => Error::Usage(format!("{other:?}")).in_file(path),
+        },
+    }
 }
 
 /// Indices of the named columns in a CSV header, or an error naming the missing one.

@@ -293,6 +293,7 @@ fn run_inner(
     if !(cfg.heartbeat > 0.0 && cfg.heartbeat.is_finite()) {
         return Err(Error::Usage(format!("heartbeat {} must be a positive number of seconds", cfg.heartbeat)));
     }
+    check_clock(workload, cluster, cfg)?;
     let queues = workload.queues();
     let queue_of: Vec<u32> =
         workload.jobs.iter().map(|j| queues.iter().position(|q| q == &j.queue).unwrap_or(0) as u32).collect();
@@ -409,6 +410,12 @@ fn run_inner(
                     sim.stalled = 0;
                 }
                 let next = time + sim.cfg.heartbeat;
+                if next <= time {
+                    return Err(Error::Usage(format!(
+                        "heartbeat {} s no longer advances the clock at time {time} s",
+                        sim.cfg.heartbeat
+                    )));
+                }
                 sim.push(next, Event::Heartbeat(k));
             }
             Event::Finish { machine, job, task, version } => {
@@ -432,6 +439,41 @@ fn run_inner(
         .collect::<Vec<_>>();
     let makespan = jobs.iter().map(|j| j.finish).fold(0.0, f64::max);
     Ok(SimResult { jobs, runs: sim.runs, decision_us: sim.decision_us, makespan, factors: sim.factors })
+}
+
+/// Most heartbeats a replay may be asked to simulate (about ten minutes of work at the
+/// simulator's speed); far above any real trace at a 1 s heartbeat (the Alibaba hour on 4,000
+/// machines needs about 15 million).
+pub const MAX_HEARTBEATS: f64 = 1e10;
+
+/// Refuses a replay whose clock cannot work: arrivals outside `[0, limits::MAX_SECONDS]`, or a
+/// heartbeat so short that the replay would need more than [`MAX_HEARTBEATS`] before its last
+/// job can possibly end (a lower bound: every machine heartbeats until then) or could not
+/// advance the clock at that time.
+fn check_clock(workload: &Workload, cluster: &Cluster, cfg: &SimConfig) -> Result<()> {
+    // The fastest machine runs a task in duration / speed: the earliest end shrinks by that.
+    let top = cfg.speeds.iter().copied().fold(1.0f64, f64::max);
+    let mut horizon = 0.0f64;
+    for j in &workload.jobs {
+        crate::limits::check_seconds(j.arrival, &format!("job '{}'", j.name), "arrival")?;
+        horizon = horizon.max(j.arrival + crate::lowerbound::critical_path(&j.dag) / top);
+    }
+    if horizon + cfg.heartbeat <= horizon {
+        return Err(Error::Usage(format!(
+            "heartbeat {} s is too short to advance the clock at {horizon} s, when the last job can end at the earliest",
+            cfg.heartbeat
+        )));
+    }
+    let beats = cluster.len() as f64 * horizon / cfg.heartbeat;
+    if beats > MAX_HEARTBEATS {
+        return Err(Error::Usage(format!(
+            "heartbeat {} s would take at least {beats:.2e} heartbeats ({} machines until {horizon} s, when the last job can end at the earliest); the limit is {MAX_HEARTBEATS:e}: use a heartbeat of at least {:.3e} s",
+            cfg.heartbeat,
+            cluster.len(),
+            cluster.len() as f64 * horizon / MAX_HEARTBEATS
+        )));
+    }
+    Ok(())
 }
 
 impl<'w> Sim<'w> {

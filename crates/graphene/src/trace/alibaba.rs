@@ -66,7 +66,13 @@ pub enum SkipReason {
     DuplicateTaskId,
     NonNumericTaskId,
     BadInstanceNum,
+    /// `instance_num` above the most tasks a stage may hold.
+    TooManyInstances,
     NegativeDuration,
+    /// A duration above `limits::MAX_SECONDS` (such a clock cannot be simulated precisely).
+    DurationTooLarge,
+    /// A start time more than `limits::MAX_SECONDS` after the trace's first.
+    ArrivalTooLate,
     NegativeDemand,
     MissingValue,
     NoTerminatedTask,
@@ -83,7 +89,10 @@ impl SkipReason {
             SkipReason::DuplicateTaskId => "duplicate task id",
             SkipReason::NonNumericTaskId => "non-numeric task id",
             SkipReason::BadInstanceNum => "instance_num < 1",
+            SkipReason::TooManyInstances => "instance_num above the per-stage limit",
             SkipReason::NegativeDuration => "negative duration",
+            SkipReason::DurationTooLarge => "duration above 1e12 s",
+            SkipReason::ArrivalTooLate => "arrival over 1e12 s after the first",
             SkipReason::NegativeDemand => "negative demand",
             SkipReason::MissingValue => "missing value",
             SkipReason::NoTerminatedTask => "no terminated task",
@@ -250,6 +259,7 @@ pub fn read(text: &str) -> Result<(Workload, SkipReport)> {
     let mut layout: Option<Layout> = None;
     let mut jobs: Vec<JobRows> = Vec::new();
     let mut by_name: HashMap<String, usize> = HashMap::new();
+    let mut total_tasks = 0u64;
     let mut report = SkipReport::default();
 
     while rdr.read_byte_record(&mut record).map_err(csv_error)? {
@@ -316,6 +326,9 @@ pub fn read(text: &str) -> Result<(Workload, SkipReport)> {
         let j = match by_name.get(job_name) {
             Some(&j) => j,
             None => {
+                crate::limits::current()
+                    .check_jobs(jobs.len() as u64 + 1, "jobs in the trace")
+                    .map_err(|e| at(cols.job, e.to_string()))?;
                 by_name.insert(job_name.to_string(), jobs.len());
                 jobs.push(JobRows {
                     name: job_name.to_string(),
@@ -349,6 +362,15 @@ pub fn read(text: &str) -> Result<(Workload, SkipReport)> {
             }
             Layout::Spar => {
                 if let Num::Value(a) = num(0)? {
+                    if !(0.0..=crate::limits::MAX_SECONDS).contains(&a) {
+                        return Err(at(
+                            0,
+                            format!(
+                                "arrival_s: {a} is not in [0, {:e}] (seconds from the start of the trace)",
+                                crate::limits::MAX_SECONDS
+                            ),
+                        ));
+                    }
                     match job.arrival {
                         Some(prev) if prev != a => {
                             return Err(at(
@@ -381,11 +403,22 @@ pub fn read(text: &str) -> Result<(Workload, SkipReport)> {
             Num::Value(v) if v.fract() != 0.0 => {
                 return Err(at(cols.instances, format!("instance_num: '{v}' is not a whole number")));
             }
-            Num::Value(v) if !(1.0..=MAX_TASKS_PER_STAGE as f64).contains(&v) => {
+            Num::Value(v) if v < 1.0 => {
                 job.flag(SkipReason::BadInstanceNum);
                 0
             }
-            Num::Value(v) => v as u32,
+            Num::Value(v) if v > MAX_TASKS_PER_STAGE as f64 => {
+                job.flag(SkipReason::TooManyInstances);
+                0
+            }
+            Num::Value(v) => {
+                // The trace's tasks so far, before any job's tasks are laid out.
+                total_tasks = crate::limits::add(total_tasks, v as u64);
+                crate::limits::current()
+                    .check_tasks(total_tasks, "tasks (instance_num) in the trace so far")
+                    .map_err(|e| at(cols.instances, e.to_string()))?;
+                v as u32
+            }
         };
         let mut demand = [0.0; 2];
         for (k, i) in [cols.cpu, cols.mem].into_iter().enumerate() {
@@ -402,6 +435,10 @@ pub fn read(text: &str) -> Result<(Workload, SkipReport)> {
             }
             Some(d) if !d.is_finite() || d < 0.0 => {
                 job.flag(SkipReason::NegativeDuration);
+                0.0
+            }
+            Some(d) if d > crate::limits::MAX_SECONDS => {
+                job.flag(SkipReason::DurationTooLarge);
                 0.0
             }
             Some(d) => d,
@@ -434,6 +471,14 @@ pub fn read(text: &str) -> Result<(Workload, SkipReport)> {
         for j in &mut out {
             j.arrival -= origin;
         }
+        // A start time so far from the others cannot be simulated with a precise clock.
+        out.retain(|j| {
+            let keep = j.arrival <= crate::limits::MAX_SECONDS;
+            if !keep {
+                report.skip(SkipReason::ArrivalTooLate, &j.name);
+            }
+            keep
+        });
     }
     out.sort_by(|a, b| a.arrival.total_cmp(&b.arrival));
     Ok((Workload { jobs: out }, report))

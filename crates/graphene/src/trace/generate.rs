@@ -90,6 +90,7 @@ pub fn job_name(i: usize, n: usize) -> String {
 /// renamed after the job (the name a trace file gives it back). Fails on an empty DAG list with
 /// jobs to draw, or zero queues.
 pub fn generate(dags: &[Dag], n: usize, arrival: ArrivalProcess, queues: usize, seed: u64) -> Result<Workload> {
+    crate::limits::current().check_jobs(n as u64, "--jobs")?;
     if queues == 0 {
         return Err(Error::Usage("--queues must be at least 1".into()));
     }

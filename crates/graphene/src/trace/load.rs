@@ -78,6 +78,14 @@ pub fn calibrate(workload: &mut Workload, cluster: &Cluster, target: f64) -> Res
     }
     let factor = now / target;
     let first = workload.jobs[0].arrival;
+    let last = first + span(workload) * factor;
+    if !(last <= crate::limits::MAX_SECONDS) {
+        return Err(Error::Usage(format!(
+            "--load {target}: the arrivals would spread over {:e} s, beyond the largest time accepted ({:e} s); use a larger load",
+            span(workload) * factor,
+            crate::limits::MAX_SECONDS
+        )));
+    }
     for j in &mut workload.jobs {
         j.arrival = first + ((j.arrival - first) * factor * 1000.0).round() / 1000.0;
     }

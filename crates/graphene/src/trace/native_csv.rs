@@ -117,6 +117,8 @@ pub fn read(text: &str) -> Result<Workload> {
 
     let mut jobs: Vec<JobRows> = Vec::new();
     let mut by_name: HashMap<String, usize> = HashMap::new();
+    let limits = crate::limits::current();
+    let mut total_tasks = 0u64;
     while rdr.read_record(&mut record).map_err(csv_error)? {
         let (line, byte) = record.position().map_or((0, 0), |p| (p.line(), p.byte()));
         // A line of only spaces reads as one empty field: nothing to say, skip it.
@@ -150,7 +152,7 @@ pub fn read(text: &str) -> Result<Workload> {
         if job.is_empty() {
             return Err(err(JOB, "a job name must not be empty".into()));
         }
-        let arrival = number(get(ARRIVAL)?).map_err(|m| err(ARRIVAL, m))?;
+        let arrival = seconds(get(ARRIVAL)?, "arrival").map_err(|m| err(ARRIVAL, m))?;
         let queue = get(QUEUE)?;
         if queue.is_empty() {
             return Err(err(QUEUE, "a queue name must not be empty".into()));
@@ -162,10 +164,18 @@ pub fn read(text: &str) -> Result<Workload> {
         let tasks_text = get(TASKS)?;
         let tasks: u64 =
             tasks_text.parse().map_err(|_| err(TASKS, format!("'{tasks_text}' is not a whole number >= 0")))?;
+        if tasks == 0 {
+            return Err(err(TASKS, "a stage needs at least one task".into()));
+        }
         if tasks > MAX_TASKS_PER_STAGE {
             return Err(err(TASKS, format!("{tasks} tasks in one stage; at most {MAX_TASKS_PER_STAGE} are supported")));
         }
-        let duration = number(get(DURATION)?).map_err(|m| err(DURATION, m))?;
+        // The whole trace's tasks, checked row by row before any job's tasks are laid out.
+        total_tasks = crate::limits::add(total_tasks, tasks);
+        if let Err(e) = limits.check_tasks(total_tasks, "tasks in the trace so far") {
+            return Err(err(TASKS, e.to_string()));
+        }
+        let duration = seconds(get(DURATION)?, "duration").map_err(|m| err(DURATION, m))?;
         let mut demand = ResVec::ZERO;
         for r in 0..RESOURCES.len() {
             demand.0[r] = number(get(CPU + r)?).map_err(|m| err(CPU + r, m))?;
@@ -176,7 +186,7 @@ pub fn read(text: &str) -> Result<Workload> {
             Some(list) => {
                 let ds = list
                     .split(';')
-                    .map(|d| number(d.trim()))
+                    .map(|d| seconds(d.trim(), "duration"))
                     .collect::<std::result::Result<Vec<f64>, String>>()
                     .map_err(|m| err(DURATIONS, m))?;
                 if ds.len() as u64 != tasks {
@@ -211,6 +221,9 @@ pub fn read(text: &str) -> Result<Workload> {
                 jobs[j].rows.push(row);
             }
             None => {
+                if let Err(e) = limits.check_jobs(jobs.len() as u64 + 1, "jobs in the trace") {
+                    return Err(err(JOB, e.to_string()));
+                }
                 by_name.insert(job.to_string(), jobs.len());
                 jobs.push(JobRows { name: job.to_string(), arrival, queue: queue.to_string(), rows: vec![row] });
             }
@@ -268,6 +281,15 @@ fn number(s: &str) -> std::result::Result<f64, String> {
         Err(_) if s.is_empty() => Err("empty; expected a number".into()),
         Err(_) => Err(format!("'{s}' is not a number")),
     }
+}
+
+/// A time in seconds: a finite number in `[0, limits::MAX_SECONDS]`.
+fn seconds(s: &str, what: &str) -> std::result::Result<f64, String> {
+    let v = number(s)?;
+    if v > crate::limits::MAX_SECONDS {
+        return Err(format!("{what} {v} is above the largest accepted, {:e} s", crate::limits::MAX_SECONDS));
+    }
+    Ok(v)
 }
 
 fn parse_parents(s: &str) -> std::result::Result<Vec<(String, EdgeKind)>, String> {
