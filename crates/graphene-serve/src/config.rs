@@ -14,6 +14,10 @@ pub struct ServeConfig {
     pub max_body: usize,
     /// Time a request may take, waiting for a worker included (longer: 503).
     pub timeout: Duration,
+    /// Requests admitted at once, running or waiting for a worker; more get 503 at once. With
+    /// `max_body` this bounds the memory held by request bodies (`max_pending x max_body`),
+    /// and with the input limits the memory of the jobs themselves (`workers` at a time).
+    pub max_pending: usize,
 }
 
 impl ServeConfig {
@@ -31,7 +35,17 @@ impl ServeConfig {
         if timeout.is_zero() {
             return Err(Error::Usage("--timeout must be longer than 0".into()));
         }
-        Ok(ServeConfig { addr, workers, max_body, timeout })
+        Ok(ServeConfig { addr, workers, max_body, timeout, max_pending: workers * 16 })
+    }
+
+    /// Sets `max_pending` (default: 16 per worker).
+    pub fn with_max_pending(mut self, n: Option<usize>) -> Result<ServeConfig> {
+        match n {
+            Some(0) => return Err(Error::Usage("--max-pending must be at least 1".into())),
+            Some(n) => self.max_pending = n,
+            None => {}
+        }
+        Ok(self)
     }
 }
 

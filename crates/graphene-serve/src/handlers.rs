@@ -12,8 +12,10 @@ use axum::response::{IntoResponse, Response};
 use super::request::{self, Endpoint, Options};
 use super::AppState;
 use graphene::api as work;
-use graphene::error::Result;
-use graphene::OfflineConfig;
+use std::sync::atomic::Ordering;
+
+use graphene::error::{Error, Result};
+use graphene::{Deadline, OfflineConfig};
 
 type Body = std::result::Result<Bytes, BytesRejection>;
 type Params = std::result::Result<Query<Options>, QueryRejection>;
@@ -62,54 +64,89 @@ async fn job(st: Arc<AppState>, q: Params, body: Body, endpoint: Endpoint) -> Re
     };
     let permits = st.workers.clone();
     let state = st.clone();
+    // The job stops itself at the request's deadline; the flag stops it at once when the
+    // answer has already gone out as a 503.
+    let mut deadline = Deadline::after(st.config.timeout);
+    let cancel = deadline.cancel_flag();
     let work = async move {
         let permit = permits.acquire_owned().await.expect("the worker semaphore is never closed");
         tokio::task::spawn_blocking(move || {
             let _permit = permit;
             state.metrics.running.inc();
-            let out = answer(&body, query, endpoint);
+            let out = answer(&body, query, endpoint, &deadline);
             state.metrics.running.dec();
+            if matches!(out, Err(Error::TimedOut { .. })) {
+                state.metrics.cancelled.inc();
+            }
             out
         })
         .await
     };
     match tokio::time::timeout(st.config.timeout, work).await {
         Err(_) => {
+            cancel.store(true, Ordering::Relaxed);
             st.metrics.timeouts.inc();
-            error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                &format!("not finished within {} (--timeout)", humantime::format_duration(st.config.timeout)),
-            )
+            timed_out(&st)
         }
         Ok(Err(_panicked)) => error(StatusCode::INTERNAL_SERVER_ERROR, "internal error: the worker failed"),
-        Ok(Ok(Err(e))) => {
-            let msg = e.to_string();
-            let status = if msg.starts_with("internal error") {
-                StatusCode::INTERNAL_SERVER_ERROR
-            } else {
-                StatusCode::BAD_REQUEST
-            };
-            error(status, &msg)
+        Ok(Ok(Err(Error::TimedOut { .. }))) => {
+            st.metrics.timeouts.inc();
+            timed_out(&st)
         }
+        Ok(Ok(Err(e))) => error(status_of(&e), &e.to_string()),
         Ok(Ok(Ok(json))) => ([(header::CONTENT_TYPE, "application/json")], json).into_response(),
     }
 }
 
+pub fn timed_out(st: &AppState) -> Response {
+    error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        &format!("not finished within {} (--timeout)", humantime::format_duration(st.config.timeout)),
+    )
+}
+
+/// The status for a refused request: what the client must change decides it.
+pub fn status_of(e: &Error) -> StatusCode {
+    match e {
+        Error::InFile { source, .. } => status_of(source),
+        // Not readable as JSON (or CSV): the body itself is malformed.
+        Error::Syntax { .. } => StatusCode::BAD_REQUEST,
+        Error::Field { field, .. } if field == request::BODY => StatusCode::BAD_REQUEST,
+        Error::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+        Error::TimedOut { .. } => StatusCode::SERVICE_UNAVAILABLE,
+        Error::Usage(m) if m.starts_with("internal error") => StatusCode::INTERNAL_SERVER_ERROR,
+        Error::Io(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        // Well-formed, but the values are refused: an unknown parent, a cycle, a task too big
+        // for every machine, an option out of range.
+        Error::Field { .. } | Error::Cycle(_) | Error::TaskTooBig { .. } | Error::Usage(_) => {
+            StatusCode::UNPROCESSABLE_ENTITY
+        }
+    }
+}
+
 /// The CPU part of a request: parse, compute, render, as the CLI command would.
-fn answer(body: &[u8], query: Options, endpoint: Endpoint) -> Result<Vec<u8>> {
+fn answer(body: &[u8], query: Options, endpoint: Endpoint, deadline: &Deadline) -> Result<Vec<u8>> {
     let job = request::parse(body, query, endpoint)?;
+    deadline.check("the request")?;
     match endpoint {
         Endpoint::Schedule => {
             let which = job.options.scheduler()?;
-            let cfg = OfflineConfig::default();
+            let cfg = OfflineConfig { deadline: deadline.clone(), ..OfflineConfig::default() };
             let (seed, no_timing) = (job.options.seed(), job.options.no_timing());
             let s = work::schedule(&job.dag, &job.cluster, &job.net, job.network_file, which, &cfg, seed, no_timing)?;
             Ok(s.json)
         }
         Endpoint::LowerBound => Ok(work::pretty(&work::lower_bound_json(&job.dag, &job.cluster))),
         Endpoint::Validate => {
-            let entries = job.schedule.as_deref().unwrap_or_default();
-            let v = match work::validate_entries(&job.dag, &job.cluster, &job.net, entries, &[]) {
+            let file = job.schedule.as_ref().expect("a validate request has a schedule");
+            let v = match work::validate_entries(
+                &job.dag,
+                &job.cluster,
+                &job.net,
+                &file.tasks,
+                &file.copies,
+                &file.order,
+            ) {
                 Ok(summary) => serde_json::json!({"valid": true, "summary": summary, "violations": []}),
                 Err(violations) => serde_json::json!({
                     "valid": false,
@@ -123,7 +160,7 @@ fn answer(body: &[u8], query: Options, endpoint: Endpoint) -> Result<Vec<u8>> {
 }
 
 /// `{"error": message}` with the CLI's message (which the CLI prints after `error: `).
-fn error(status: StatusCode, message: &str) -> Response {
+pub fn error(status: StatusCode, message: &str) -> Response {
     let body = work::pretty(&serde_json::json!({ "error": message }));
     (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }

@@ -6,10 +6,14 @@
 //! * `POST /v1/validate`: `{"dag", "schedule", "cluster"?}` -> the validator's verdict.
 //! * `GET /healthz`, `GET /metrics` (Prometheus text).
 //!
-//! Bad bodies get 400 with the CLI's message, bodies over `--max-body` 413, and requests still
-//! unanswered after `--timeout` 503. CPU work runs on at most `--workers` blocking threads at
-//! once; a timed-out job keeps its worker until it ends (a computation cannot be interrupted), so
-//! the pool stays bounded while the async threads keep answering.
+//! Answers, with the CLI's message as `{"error": ...}`: 400 for a body that is not readable JSON
+//! (or not UTF-8), 422 for a well-formed body whose values are refused (an unknown parent, a
+//! cycle, a task no machine can hold, a bad option), 413 for a body over `--max-body` or a count
+//! over an input limit (`--limit-tasks`, `--limit-machines`), 503 when `--max-pending` requests
+//! are already in flight or a request is not done within `--timeout` (reading a slow body
+//! included), and 500 only for the service's own faults. CPU work runs on at most `--workers`
+//! blocking threads at once; a request that times out also stops its computation (the offline
+//! search polls the request's deadline), so its worker is free again soon after the 503.
 
 pub mod config;
 mod handlers;
@@ -45,12 +49,15 @@ pub struct AppState {
     pub config: ServeConfig,
     pub metrics: Metrics,
     workers: Arc<Semaphore>,
+    /// Admission: one permit per request in flight (`--max-pending`).
+    admitted: Arc<Semaphore>,
 }
 
 impl AppState {
     pub fn new(config: ServeConfig) -> Arc<AppState> {
         let workers = Arc::new(Semaphore::new(config.workers));
-        Arc::new(AppState { config, metrics: Metrics::new(), workers })
+        let admitted = Arc::new(Semaphore::new(config.max_pending));
+        Arc::new(AppState { config, metrics: Metrics::new(), workers, admitted })
     }
 }
 

@@ -12,6 +12,10 @@ pub struct Metrics {
     /// CPU jobs running on the worker pool (timed-out jobs included until they end).
     pub running: IntGauge,
     pub timeouts: IntCounter,
+    /// Jobs whose work stopped at its deadline (after their request was answered 503).
+    pub cancelled: IntCounter,
+    /// Requests refused at once because --max-pending requests were already in flight.
+    pub rejected: IntCounter,
 }
 
 /// Seconds; from a tiny DAG's lower bound to the default timeout.
@@ -34,12 +38,24 @@ impl Metrics {
             IntGauge::new("graphene_jobs_running", "Scheduling jobs running on the worker pool").expect("valid metric");
         let timeouts = IntCounter::new("graphene_jobs_timed_out_total", "Requests answered 503 after --timeout")
             .expect("valid metric");
+        let cancelled = IntCounter::new(
+            "graphene_jobs_cancelled_total",
+            "Jobs whose computation stopped at the request's deadline, freeing their worker",
+        )
+        .expect("valid metric");
+        let rejected = IntCounter::new(
+            "graphene_requests_rejected_total",
+            "Requests answered 503 at once because --max-pending requests were in flight",
+        )
+        .expect("valid metric");
         let registry = Registry::new();
+        registry.register(Box::new(cancelled.clone())).expect("registered once");
+        registry.register(Box::new(rejected.clone())).expect("registered once");
         registry.register(Box::new(requests.clone())).expect("registered once");
         registry.register(Box::new(latency.clone())).expect("registered once");
         registry.register(Box::new(running.clone())).expect("registered once");
         registry.register(Box::new(timeouts.clone())).expect("registered once");
-        Metrics { registry, requests, latency, running, timeouts }
+        Metrics { registry, requests, latency, running, timeouts, cancelled, rejected }
     }
 
     pub fn observe(&self, route: &str, status: u16, seconds: f64) {

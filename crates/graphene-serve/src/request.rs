@@ -15,13 +15,12 @@ use serde_json::value::RawValue;
 use graphene::error::{Error, Result};
 use graphene::formats::{self, schedule_file, Format, LoadOptions};
 use graphene::model::{Cluster, ClusterSpec, Dag, Network};
-use graphene::validate::Entry;
 use graphene::Scheduler;
 
 pub const DAG_FILE: &str = "dag.json";
 pub const CLUSTER_FILE: &str = "cluster.json";
 pub const SCHEDULE_FILE: &str = "schedule.json";
-const BODY: &str = "request body";
+pub const BODY: &str = "request body";
 
 /// The CLI flags a request may set, under their flag names with `_` for `-`.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -102,7 +101,7 @@ pub struct Job {
     /// The DAG came as a task-graph/network file (planned on the network by every scheduler).
     pub network_file: bool,
     pub options: Options,
-    pub schedule: Option<Vec<Entry>>,
+    pub schedule: Option<schedule_file::ScheduleFile>,
 }
 
 /// What a request is for; it decides which parts are required and the order of the checks (the
@@ -117,6 +116,8 @@ pub enum Endpoint {
 pub fn parse(body: &[u8], query: Options, endpoint: Endpoint) -> Result<Job> {
     let want_schedule = endpoint == Endpoint::Validate;
     let text = std::str::from_utf8(body).map_err(|_| Error::field(BODY, "stream did not contain valid UTF-8"))?;
+    // Editors on Windows start files with a byte-order mark; the CLI accepts it too.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let envelope: Option<HashMap<String, &RawValue>> =
         serde_json::from_str(text).ok().filter(|m: &HashMap<String, &RawValue>| m.contains_key("dag"));
     let (dag_text, cluster_text, schedule_text, options) = match envelope {
@@ -150,7 +151,7 @@ pub fn parse(body: &[u8], query: Options, endpoint: Endpoint) -> Result<Job> {
     let schedule = match (want_schedule, schedule_text) {
         (false, _) => None,
         (true, None) => return Err(Error::field(BODY, "missing \"schedule\"")),
-        (true, Some(s)) => Some(schedule_file::parse(s).map_err(|e| e.in_file(Path::new(SCHEDULE_FILE)))?.tasks),
+        (true, Some(s)) => Some(schedule_file::parse(s).map_err(|e| e.in_file(Path::new(SCHEDULE_FILE)))?),
     };
     let in_dag = |e: Error| e.in_file(Path::new(DAG_FILE));
     let network_file = match load.format {

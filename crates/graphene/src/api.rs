@@ -147,8 +147,10 @@ pub fn validate_entries(
     net: &Network,
     entries: &[Entry],
     copies: &[Entry],
+    order: &[String],
 ) -> std::result::Result<String, Vec<Violation>> {
-    let violations = validate_on(dag, cluster, net, entries, copies);
+    let mut violations = validate_on(dag, cluster, net, entries, copies);
+    violations.extend(crate::validate::check_order(dag, order));
     if !violations.is_empty() {
         return Err(violations);
     }

@@ -41,7 +41,7 @@ impl Limits {
         edges: 50_000_000,
         machines: 1_000_000,
         jobs: 1_000_000,
-        input_bytes: 4 << 30,
+        input_bytes: 1 << 30,
     };
 
     /// Fails when `value` (of `field`) is above `limit`; `flag` is how a user raises the limit.
@@ -94,9 +94,22 @@ pub fn check_seconds(v: f64, field: &str, what: &str) -> Result<()> {
         return Err(Error::field(field, format!("{what} {v} is not a finite number >= 0")));
     }
     if v > MAX_SECONDS {
-        return Err(Error::field(field, format!("{what} {v} is above the largest accepted, {MAX_SECONDS:e} s")));
+        return Err(Error::field(
+            field,
+            format!("{what} {} is above the largest accepted, {MAX_SECONDS:e} s", show(v)),
+        ));
     }
     Ok(())
+}
+
+/// A number as a person would write it: plainly, or in exponent form when plain would be a
+/// wall of digits (`1e300`, not three hundred zeros).
+pub fn show(v: f64) -> String {
+    if v.abs() >= 1e15 || (v != 0.0 && v.abs() < 1e-6) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
 }
 
 static CURRENT: RwLock<Limits> = RwLock::new(Limits::DEFAULT);

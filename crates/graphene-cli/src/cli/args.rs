@@ -22,7 +22,7 @@ pub struct LimitArgs {
     /// Most jobs in a workload trace [default: 1000000].
     #[arg(long, value_name = "N", global = true)]
     pub limit_jobs: Option<u64>,
-    /// Largest input file, e.g. 512MiB [default: 4GiB].
+    /// Largest input file, e.g. 512MiB [default: 1GiB; serve: 256MiB].
     #[arg(long, value_name = "SIZE", global = true)]
     pub limit_input: Option<String>,
 }
@@ -239,7 +239,13 @@ impl SearchArgs {
         }
         let mut keys = self.placement.clone();
         keys.dedup();
-        Ok(OfflineConfig { grid_step: self.grid_step, max_trouble: self.max_trouble, cuts: !self.no_cuts, keys })
+        Ok(OfflineConfig {
+            grid_step: self.grid_step,
+            max_trouble: self.max_trouble,
+            cuts: !self.no_cuts,
+            keys,
+            ..OfflineConfig::default()
+        })
     }
 
     /// Runs `f` inside a thread pool of the requested size.

@@ -17,10 +17,14 @@ pub struct Args {
     /// Answer 503 to a request not done in this time (e.g. 10s, 500ms).
     #[arg(long, value_name = "DURATION", default_value = "10s")]
     pub timeout: String,
+    /// Requests admitted at once (running or waiting for a worker); more get 503 at once
+    /// [default: 16 per worker].
+    #[arg(long, value_name = "N")]
+    pub max_pending: Option<usize>,
 }
 
 pub fn run(a: Args) -> Result<i32> {
-    let config = ServeConfig::new(&a.addr, a.workers, &a.max_body, &a.timeout)?;
+    let config = ServeConfig::new(&a.addr, a.workers, &a.max_body, &a.timeout)?.with_max_pending(a.max_pending)?;
     let workers = config.workers;
     serve::run(config, |addr| {
         outln!("graphene serve: listening on http://{addr} ({workers} workers)")?;

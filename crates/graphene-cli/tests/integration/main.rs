@@ -9,7 +9,8 @@
 //! * `motivating`: the paper's motivating example against the oracle.
 //! * `regression`: exact makespans on hand-computed cases.
 //! * `cli`: the commands' happy paths, output contract and determinism.
-//! * `bad_input`: every class of bad input through the CLI.
+//! * `bad_input`: every class of bad input through the CLI; `hardening`: hostile sizes, times
+//!   and output paths (nothing crashes, hangs or replaces what it must not).
 //! * `export`, `serve`: precedence-order exports round-trip; the HTTP service answers as the CLI.
 //! * `plot`: the SVG charts parse and hold the lanes, bars, lines and labels their inputs call for.
 
@@ -22,6 +23,7 @@ mod bad_input;
 mod cli;
 mod decima;
 mod export;
+mod hardening;
 mod hetero;
 mod motivating;
 mod online_baselines;

@@ -207,8 +207,9 @@ fn answers_match_the_cli_byte_for_byte() {
     assert!(stderr.contains("graphene serve: shut down"), "{stderr}");
 }
 
+/// Unreadable bodies get 400, readable ones with refused values 422; both carry the CLI's message.
 #[test]
-fn bad_bodies_get_400_with_the_cli_message() {
+fn bad_bodies_get_400_or_422_with_the_cli_message() {
     let srv = Server::start(&[]);
     let dir = tempdir();
     let example = read("traces/example.json");
@@ -255,7 +256,8 @@ fn bad_bodies_get_400_with_the_cli_message() {
         let cli = cli_in(d.path(), &args);
         assert_eq!(cli.code, Some(1), "case {i}: the CLI should fail: {}", cli.stdout_str());
         let (code, resp) = srv.post(&format!("/v1/schedule{query}"), body.as_bytes());
-        assert_eq!(code, 400, "case {i}: {resp}");
+        // Cases 0 and 1 are not JSON; the others are, with values the CLI refuses.
+        assert_eq!(code, if i < 2 { 400 } else { 422 }, "case {i}: {resp}");
         assert_eq!(format!("error: {}\n", error_of(&resp)), cli.stderr, "case {i}");
     }
     let _ = dir;
@@ -275,8 +277,12 @@ fn bad_bodies_get_400_with_the_cli_message() {
     let (code, text) = srv.get("/metrics");
     assert_eq!(code, 200);
     let n = cases.len() + 3;
+    assert!(text.contains("graphene_http_requests_total{route=\"/v1/schedule\",status=\"400\"} 5"), "{text}");
+    let unprocessable = cases.len() - 2;
     assert!(
-        text.contains(&format!("graphene_http_requests_total{{route=\"/v1/schedule\",status=\"400\"}} {n}")),
+        text.contains(&format!(
+            "graphene_http_requests_total{{route=\"/v1/schedule\",status=\"422\"}} {unprocessable}"
+        )),
         "{text}"
     );
     assert!(
@@ -332,4 +338,95 @@ fn bad_flags_are_refused() {
         assert_eq!(r.code, Some(1), "{flags:?}");
         assert!(r.stderr.contains(want), "{flags:?}: {}", r.stderr);
     }
+}
+
+fn metric(text: &str, name: &str) -> Option<f64> {
+    text.lines().find_map(|l| l.strip_prefix(name).and_then(|rest| rest.trim().parse().ok()))
+}
+
+/// The 130-byte request that used to abort the whole service (a billion tasks, then a
+/// 72 GB allocation), and its friends, are refused with 413 naming the limit; the service
+/// answers the next request as if nothing happened.
+#[test]
+fn one_hostile_request_does_not_take_the_service_down() {
+    let srv = Server::start(&["--workers", "1"]);
+    let bomb = r#"{"dag":{"name":"x","resources":["cpu"],"stages":[{"id":"a","tasks":1000000000,"duration":1,"demands":{"cpu":1}}]}}"#;
+    assert!(bomb.len() <= 130, "{}", bomb.len());
+    let (code, resp) = srv.post("/v1/schedule", bomb.as_bytes());
+    assert_eq!(code, 413, "{resp}");
+    assert_eq!(
+        error_of(&resp),
+        "dag.json: stages[0] ('a').tasks (tasks so far): 1000000000 exceeds the limit of 1000000 (raise it with --limit-tasks)"
+    );
+    let example = read("traces/example.json");
+    let (code, resp) = srv.post("/v1/schedule?machines=1000000000", example.as_bytes());
+    assert_eq!(code, 413, "{resp}");
+    assert!(error_of(&resp).starts_with("machines: 1000000000 exceeds the limit of 100000"), "{resp}");
+    let cluster = r#"{"machines": [{"count": 18446744073709551615, "capacity": {"cpu": 1}}]}"#;
+    let (code, resp) = srv.post("/v1/schedule", format!(r#"{{"dag": {example}, "cluster": {cluster}}}"#).as_bytes());
+    assert_eq!(code, 413, "{resp}");
+    // Deep nesting and a huge id are ordinary bad input.
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let (code, resp) = srv.post("/v1/schedule", deep.as_bytes());
+    assert_eq!(code, 400, "{resp}");
+    let huge_id = format!(r#"{{"stages": [{{"id": "{}", "tasks": 1, "duration": 1}}]}}"#, "x".repeat(1 << 20));
+    let (code, _) = srv.post("/v1/lower-bound", huge_id.as_bytes());
+    assert_eq!(code, 200);
+    // The service is still there and answers exactly as the CLI.
+    let (code, resp) = srv.post("/v1/schedule?no_timing=true", example.as_bytes());
+    assert_eq!(code, 200, "{resp}");
+    let cli =
+        crate::util::run(&["build-schedule", &repo("traces/example.json").display().to_string(), "--no-timing", "-q"]);
+    assert_eq!(resp.as_bytes(), cli.stdout.as_slice());
+    let (code, stderr) = srv.stop();
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// A request answered 503 at its timeout also stops its computation: the worker comes back
+/// and the metrics count the job as cancelled.
+#[test]
+fn a_timed_out_request_stops_its_work() {
+    let srv = Server::start(&["--timeout", "1ms", "--workers", "1"]);
+    let (code, resp) = srv.post("/v1/schedule", slow_dag().as_bytes());
+    assert_eq!(code, 503, "{resp}");
+    let mut text = String::new();
+    for _ in 0..200 {
+        let (_, t) = srv.get("/metrics");
+        text = t;
+        if metric(&text, "graphene_jobs_running ") == Some(0.0)
+            && metric(&text, "graphene_jobs_cancelled_total ") == Some(1.0)
+        {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    assert_eq!(metric(&text, "graphene_jobs_running "), Some(0.0), "{text}");
+    assert_eq!(metric(&text, "graphene_jobs_cancelled_total "), Some(1.0), "{text}");
+}
+
+/// A body that trickles in holds its admission only until the timeout; while it does, a request
+/// beyond --max-pending gets 503 at once; afterwards requests are served again.
+#[test]
+fn slow_bodies_time_out_and_pending_requests_are_bounded() {
+    use std::io::{Read, Write};
+    let srv = Server::start(&["--timeout", "300ms", "--workers", "1", "--max-pending", "1"]);
+    let addr = srv.base.trim_start_matches("http://").to_string();
+    let mut slow = std::net::TcpStream::connect(&addr).unwrap();
+    slow.write_all(b"POST /v1/lower-bound HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"sta").unwrap();
+    // Give the server a moment to admit the slow request.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let example = read("traces/example.json");
+    let (code, resp) = srv.post("/v1/lower-bound", example.as_bytes());
+    assert_eq!(code, 503, "{resp}");
+    assert!(error_of(&resp).starts_with("busy: 1 requests in flight (--max-pending)"), "{resp}");
+    let (code, _) = srv.get("/healthz");
+    assert_eq!(code, 200, "health checks are never refused");
+    let mut answer = String::new();
+    slow.set_read_timeout(Some(std::time::Duration::from_secs(10))).unwrap();
+    let _ = slow.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    let (code, _) = srv.post("/v1/lower-bound", example.as_bytes());
+    assert_eq!(code, 200);
+    let (_, text) = srv.get("/metrics");
+    assert_eq!(metric(&text, "graphene_requests_rejected_total "), Some(1.0), "{text}");
 }

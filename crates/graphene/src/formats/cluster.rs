@@ -7,7 +7,10 @@ use crate::error::{Error, Result};
 use crate::model::ClusterSpec;
 
 pub fn parse(text: &str) -> Result<ClusterSpec> {
-    serde_json::from_str(text).map_err(|e| Error::from_json(&e))
+    let spec: ClusterSpec = serde_json::from_str(text).map_err(|e| Error::from_json(&e))?;
+    // Before anything is laid out per machine.
+    spec.check_size()?;
+    Ok(spec)
 }
 
 pub fn load(path: &Path) -> Result<ClusterSpec> {

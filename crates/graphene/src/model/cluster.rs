@@ -112,13 +112,7 @@ impl TryFrom<RawCluster> for ClusterSpec {
                 ));
             }
         }
-        let mut total = 0u64;
-        for (i, g) in raw.machines.iter().enumerate() {
-            total = crate::limits::add(total, g.count as u64);
-            if let Err(e) = crate::limits::current().check_machines(total, &format!("machines[{i}].count")) {
-                return Err(e.to_string());
-            }
-        }
+
         let mut seen = std::collections::BTreeSet::new();
         for (i, l) in raw.pair_bandwidth.iter().enumerate() {
             if let Some(&g) = l.groups.iter().find(|&&g| g >= raw.machines.len()) {
@@ -365,12 +359,7 @@ impl ClusterSpec {
         let mut n = 0u64;
         for (gi, g) in self.machines.iter().enumerate() {
             n = crate::limits::add(n, g.count as u64);
-            let field = if self.machines.len() == 1 {
-                "machines".to_string()
-            } else {
-                format!("machines[{gi}].count (machines so far)")
-            };
-            limits.check_machines(n, &field)?;
+            limits.check_machines(n, &format!("machines[{gi}].count"))?;
         }
         Ok(())
     }

@@ -40,6 +40,8 @@ pub struct OfflineConfig {
     pub cuts: bool,
     /// Placement keys tried for every candidate (the most compact result wins).
     pub keys: Vec<PlacementKey>,
+    /// When the search must stop (the service's --timeout, build-schedule --time-limit).
+    pub deadline: crate::Deadline,
 }
 
 impl Default for OfflineConfig {
@@ -49,6 +51,7 @@ impl Default for OfflineConfig {
             max_trouble: 0.75,
             cuts: true,
             keys: vec![PlacementKey::Longest, PlacementKey::PathLength],
+            deadline: crate::Deadline::none(),
         }
     }
 }

@@ -81,7 +81,8 @@ pub fn calibrate(workload: &mut Workload, cluster: &Cluster, target: f64) -> Res
     let last = first + span(workload) * factor;
     if !(last <= crate::limits::MAX_SECONDS) {
         return Err(Error::Usage(format!(
-            "--load {target}: the arrivals would spread over {:e} s, beyond the largest time accepted ({:e} s); use a larger load",
+            "--load {}: the arrivals would spread over {:e} s, beyond the largest time accepted ({:e} s); use a larger load",
+            crate::limits::show(target),
             span(workload) * factor,
             crate::limits::MAX_SECONDS
         )));

@@ -87,7 +87,7 @@ pub fn detect(text: &str) -> Result<TraceFormat> {
 /// Alibaba traces skip broken DAGs and say how many in the report.
 pub fn load(path: &Path, opts: &TraceOptions) -> Result<(Workload, SkipReport)> {
     if opts.queues == Some(0) {
-        return Err(Error::Usage("--queues must be at least 1".into()));
+        return Err(Error::Usage("--spread-queues must be at least 1".into()));
     }
     let text = crate::formats::read_text(path)?;
     let (mut workload, report) = parse(&text, opts.format).map_err(|e| e.in_file(path))?;
@@ -114,7 +114,7 @@ pub fn parse(text: &str, format: Option<TraceFormat>) -> Result<(Workload, SkipR
 /// which is what a fairness experiment over a single-queue trace needs.
 pub fn spread_queues(workload: &mut Workload, k: usize) -> Result<()> {
     if k == 0 {
-        return Err(Error::Usage("--queues must be at least 1".into()));
+        return Err(Error::Usage("--spread-queues must be at least 1".into()));
     }
     let names: Vec<String> = (0..k).map(queue_name).collect();
     for (i, job) in workload.jobs.iter_mut().enumerate() {

@@ -287,7 +287,11 @@ fn number(s: &str) -> std::result::Result<f64, String> {
 fn seconds(s: &str, what: &str) -> std::result::Result<f64, String> {
     let v = number(s)?;
     if v > crate::limits::MAX_SECONDS {
-        return Err(format!("{what} {v} is above the largest accepted, {:e} s", crate::limits::MAX_SECONDS));
+        return Err(format!(
+            "{what} {} is above the largest accepted, {:e} s",
+            crate::limits::show(v),
+            crate::limits::MAX_SECONDS
+        ));
     }
     Ok(v)
 }

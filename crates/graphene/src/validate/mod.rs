@@ -13,7 +13,7 @@ use std::fmt;
 
 use serde::Deserialize;
 
-use crate::model::{Cluster, Dag, EdgeKind, Network, Placement, Schedule, MAX_RESOURCES};
+use crate::model::{Cluster, Dag, EdgeKind, Network, Placement, Schedule, TaskId, MAX_RESOURCES};
 
 /// Absolute and relative slack for comparing times computed by floating-point sums.
 const TIME_EPS: f64 = 1e-6;
@@ -75,6 +75,23 @@ pub enum Violation {
         used: f64,
         capacity: f64,
     },
+    /// The precedence order names a task the DAG does not have, or one twice.
+    OrderUnknownTask {
+        id: String,
+    },
+    OrderDuplicate {
+        id: String,
+    },
+    /// The order leaves out a task (an order, when present, ranks every task).
+    OrderMissing {
+        id: String,
+    },
+    /// A child ranked before its parent: an engine that follows the order would ask for the
+    /// child first, which is the opposite of what a precedence order is for.
+    OrderInverted {
+        parent: String,
+        child: String,
+    },
 }
 
 impl fmt::Display for Violation {
@@ -104,8 +121,70 @@ impl fmt::Display for Violation {
                 f,
                 "machine {machine} at time {time}: {resource} in use {used} exceeds capacity {capacity}"
             ),
+            Violation::OrderUnknownTask { id } => write!(f, "order names task '{id}', which is not in the DAG"),
+            Violation::OrderDuplicate { id } => write!(f, "order names task '{id}' more than once"),
+            Violation::OrderMissing { id } => write!(f, "order leaves out task '{id}'"),
+            Violation::OrderInverted { parent, child } => {
+                write!(f, "order ranks task '{child}' before its parent '{parent}'")
+            }
         }
     }
+}
+
+/// Checks a precedence order (task ids, first served first): every task of the DAG exactly
+/// once, and every parent before its children. Linear in tasks and stage edges: per edge it
+/// compares the parent stage's last rank with the child stage's first (all-to-all), or ranks
+/// task by task (one-to-one). An empty order (a file without one) has nothing to check.
+pub fn check_order(dag: &Dag, order: &[String]) -> Vec<Violation> {
+    let mut out = Vec::new();
+    if order.is_empty() {
+        return out;
+    }
+    let mut rank: Vec<Option<usize>> = vec![None; dag.len()];
+    for (i, id) in order.iter().enumerate() {
+        match dag.task_by_name(id) {
+            None => out.push(Violation::OrderUnknownTask { id: id.clone() }),
+            Some(t) if rank[t as usize].is_some() => out.push(Violation::OrderDuplicate { id: id.clone() }),
+            Some(t) => rank[t as usize] = Some(i),
+        }
+    }
+    for (t, r) in rank.iter().enumerate() {
+        if r.is_none() {
+            out.push(Violation::OrderMissing { id: dag.task_name(t as TaskId) });
+        }
+    }
+    if !out.is_empty() {
+        return out;
+    }
+    let rank: Vec<usize> = rank.into_iter().map(|r| r.expect("checked above")).collect();
+    for stage in &dag.stages {
+        for e in &stage.parents {
+            let p = &dag.stages[e.stage as usize];
+            match e.kind {
+                EdgeKind::AllToAll => {
+                    let last = p.tasks().max_by_key(|&t| rank[t as usize]).expect("stages have tasks");
+                    let first = stage.tasks().min_by_key(|&t| rank[t as usize]);
+                    if let Some(first) = first {
+                        if rank[first as usize] < rank[last as usize] {
+                            out.push(Violation::OrderInverted {
+                                parent: dag.task_name(last),
+                                child: dag.task_name(first),
+                            });
+                        }
+                    }
+                }
+                EdgeKind::OneToOne => {
+                    for i in 0..stage.len {
+                        let (pt, ct) = (p.first + i, stage.first + i);
+                        if rank[ct as usize] < rank[pt as usize] {
+                            out.push(Violation::OrderInverted { parent: dag.task_name(pt), child: dag.task_name(ct) });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Entries for a schedule held in memory, by task name, so that in-memory schedules go through
