@@ -186,7 +186,8 @@ pub struct InputArgs {
     /// TPC-H: executor count whose measured task durations are used.
     #[arg(long, value_name = "E", default_value_t = 20)]
     pub executors: u32,
-    /// Fill resource demands from a profile (see README; default for formats without demands).
+    /// Fill resource demands from a profile: none, mixed, cpu-mem, uniform (see README; the
+    /// default for formats without demands).
     #[arg(long, value_name = "PROFILE")]
     pub demands: Option<String>,
     /// Seed for every random choice (demand profiles, the random baseline).

@@ -80,7 +80,8 @@ pub struct Common {
 pub struct Args {
     #[command(flatten)]
     pub common: Common,
-    /// Online scheduler (see README): graphene, cs, fifo, ...
+    /// Online scheduler (see README): graphene, cs, fifo, tetris, cp, drf, random, slearn,
+    /// graphene+cs, graphene+tetris, heft, decima.
     #[arg(long, default_value = "cs")]
     pub scheduler: String,
     /// Directory for jobs.csv, schedule.csv and summary.json.

@@ -12,7 +12,8 @@ use super::replay::{Common, Setup};
 pub struct Args {
     #[command(flatten)]
     pub common: Common,
-    /// Comma-separated online schedulers [default: all].
+    /// Comma-separated online schedulers [default: all]: graphene, cs, fifo, tetris, cp, drf,
+    /// random, slearn, graphene+cs, graphene+tetris, heft, decima.
     #[arg(long, value_delimiter = ',')]
     pub schedulers: Option<Vec<String>>,
     /// Scheduler the per-job JCT gaps are measured against.

@@ -291,3 +291,42 @@ fn validate_refuses_an_order_that_names_a_missing_task_or_inverts_dependencies()
     let f = write(dir.path(), "rev.json", &v.to_string());
     refused(&run(&["validate", &example(), &p(&f)]), "order");
 }
+
+/// Every option says what it does, and the options that take a name list every name the
+/// library knows (so a new scheduler or profile cannot be added without its help text).
+#[test]
+fn help_lists_every_value_and_describes_every_option() {
+    let check = |args: &[&str], names: &[&str]| {
+        let r = run(args).ok();
+        let text = r.stdout_str();
+        for n in names {
+            // The name as a word of the list: followed by a comma, a period or the line's end.
+            let listed = text.match_indices(&format!(" {n}")).any(|(i, m)| {
+                matches!(text[i + m.len()..].chars().next(), None | Some(',' | '.' | '\n' | ';' | ' ' | ')'))
+            });
+            assert!(listed, "{args:?} lacks '{n}':\n{text}");
+        }
+        text
+    };
+    check(&["replay", "--help"], graphene::online::NAMES);
+    check(&["replay-compare", "--help"], graphene::online::NAMES);
+    check(&["build-schedule", "--help"], &graphene::Scheduler::known_names());
+    let text = check(&["build-schedule", "--help"], &graphene::formats::profile::Profile::NAMES);
+    assert!(text.contains("--limit-tasks"), "{text}");
+    for cmd in [
+        "build-schedule", "lower-bound", "validate", "compare", "gen-trace", "replay", "replay-compare", "export",
+        "serve", "train-decima", "plot",
+    ] {
+        let r = run(&[cmd, "--help"]).ok();
+        let text = r.stdout_str();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, l) in lines.iter().enumerate() {
+            let t = l.trim_start();
+            if t.starts_with("--") && !t.contains("  ") {
+                // Long help puts the description on the next line.
+                let next = lines.get(i + 1).map_or("", |n| n.trim());
+                assert!(!next.is_empty() && !next.starts_with("--"), "{cmd}: option without a description: {t}");
+            }
+        }
+    }
+}

@@ -8,7 +8,7 @@ use graphene::hetero::{run, HeteroAlgo};
 use graphene::model::{Cluster, ClusterSpec, Dag};
 
 fn reference_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/hetero")
+    crate::util::repo("../shared/reference/hetero")
 }
 
 fn instance(name: &str) -> (Dag, Cluster, ClusterSpec) {
@@ -24,6 +24,7 @@ fn reference() -> serde_json::Value {
 
 #[test]
 fn heft_and_cpop_match_the_reference_makespans() {
+    let _ = crate::util::shared_or_skip!("reference/hetero");
     let r = reference();
     let all = r["makespans"].as_object().expect("makespans");
     assert_eq!(all.len(), 8);
@@ -127,6 +128,7 @@ fn validator_checks_transfers_speeds_and_copies() {
 
 #[test]
 fn every_scheduler_that_models_the_network_gives_valid_schedules_on_the_references() {
+    let _ = crate::util::shared_or_skip!("reference/hetero");
     for name in ["h10-s1", "h50-s4", "h100-s5"] {
         let (dag, cluster, spec) = instance(name);
         let net = spec.network();
@@ -140,6 +142,7 @@ fn every_scheduler_that_models_the_network_gives_valid_schedules_on_the_referenc
 
 #[test]
 fn graphene_on_a_uniform_network_is_the_homogeneous_constructor() {
+    let _ = crate::util::shared_or_skip!("reference/hetero");
     let (dag, cluster, _) = instance("h50-s3");
     let cfg = graphene::OfflineConfig::default();
     let plain = graphene::build(graphene::Scheduler::Graphene, &dag, &cluster, &cfg, 0).schedule;
@@ -162,6 +165,7 @@ fn ref_file(name: &str) -> String {
 
 #[test]
 fn build_schedule_reads_the_network_file_and_reports_duplicates_speedup_and_slr() {
+    let _ = crate::util::shared_or_skip!("reference/hetero");
     use crate::util::run;
     let out = run(&["build-schedule", &ref_file("h10-s1"), "--scheduler", "heft", "-q"]).ok().json();
     assert_eq!(out["machines"], 3);
@@ -193,6 +197,7 @@ fn build_schedule_reads_the_network_file_and_reports_duplicates_speedup_and_slr(
 
 #[test]
 fn network_unaware_schedulers_are_refused_on_heterogeneous_clusters() {
+    let _ = crate::util::shared_or_skip!("reference/hetero");
     use crate::util::run;
     let r = run(&["build-schedule", &ref_file("h10-s1"), "--scheduler", "tetris"]);
     assert_ne!(r.code, Some(0));
@@ -208,6 +213,7 @@ fn network_unaware_schedulers_are_refused_on_heterogeneous_clusters() {
 
 #[test]
 fn compare_on_reference_files_prints_speedup_and_slr_for_graphene_and_the_list_schedulers() {
+    let _ = crate::util::shared_or_skip!("reference/hetero");
     use crate::util::run;
     let out = run(&["compare", &ref_file("h20-s2"), "--json"]).ok().json();
     let rows = out["rows"].as_array().unwrap();

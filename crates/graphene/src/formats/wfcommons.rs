@@ -427,7 +427,7 @@ fn build(name: String, tasks: Vec<RawTask>) -> Result<Dag> {
 mod tests {
     use super::*;
 
-    use crate::formats::test_support::shared;
+    use crate::formats::test_support::shared_or_skip;
 
     fn edges(dag: &Dag) -> usize {
         dag.stages.iter().map(|s| s.parents.len()).sum()
@@ -447,7 +447,7 @@ mod tests {
 
     #[test]
     fn montage_100_has_97_tasks_209_edges_and_8_task_types() {
-        let dag = parse(&shared("wfcommons-generated/montage-100-seed42.json"), "montage-100-seed42").unwrap();
+        let dag = parse(&shared_or_skip!("wfcommons-generated/montage-100-seed42.json"), "montage-100-seed42").unwrap();
         assert_eq!(dag.name, "Montage-synthetic-instance");
         assert_eq!(dag.len(), 97);
         assert_eq!(dag.stages.len(), 97);
@@ -472,7 +472,7 @@ mod tests {
 
     #[test]
     fn montage_100_disk_is_file_bytes_over_runtime() {
-        let text = shared("wfcommons-generated/montage-100-seed42.json");
+        let text = shared_or_skip!("wfcommons-generated/montage-100-seed42.json");
         let dag = parse(&text, "m").unwrap();
         // Recompute for the first task from the raw JSON.
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -494,7 +494,7 @@ mod tests {
 
     #[test]
     fn blast_100_has_98_tasks_and_285_edges() {
-        let dag = parse(&shared("wfcommons-generated/blast-100-seed42.json"), "b").unwrap();
+        let dag = parse(&shared_or_skip!("wfcommons-generated/blast-100-seed42.json"), "b").unwrap();
         assert_eq!(dag.len(), 98);
         assert_eq!(edges(&dag), 285);
         let mut groups = dag.groups.clone();
@@ -522,7 +522,7 @@ mod tests {
             ("cycles-1000", 997, 1463),
         ];
         for (file, tasks, edge_count) in expected {
-            let dag = parse(&shared(&format!("wfcommons-generated/{file}-seed42.json")), file).unwrap();
+            let dag = parse(&shared_or_skip!(&format!("wfcommons-generated/{file}-seed42.json")), file).unwrap();
             assert_eq!((dag.len(), edges(&dag)), (tasks, edge_count), "{file}");
         }
     }

@@ -79,7 +79,7 @@ pub fn calibrate(workload: &mut Workload, cluster: &Cluster, target: f64) -> Res
     let factor = now / target;
     let first = workload.jobs[0].arrival;
     let last = first + span(workload) * factor;
-    if !(last <= crate::limits::MAX_SECONDS) {
+    if last.is_nan() || last > crate::limits::MAX_SECONDS {
         return Err(Error::Usage(format!(
             "--load {}: the arrivals would spread over {:e} s, beyond the largest time accepted ({:e} s); use a larger load",
             crate::limits::show(target),
