@@ -55,6 +55,10 @@ pub struct Common {
     /// Seconds between periodic heartbeats of each machine.
     #[arg(long, default_value_t = 1.0)]
     pub heartbeat: f64,
+    /// Give up (exit 1, no outputs written) when a replay runs longer than this many seconds
+    /// of wall time.
+    #[arg(long, value_name = "SECONDS")]
+    pub time_limit: Option<f64>,
     /// Schedulers see durations and demands off by a factor 1 + U(LOW, HIGH) per stage.
     #[arg(long, value_name = "LOW:HIGH")]
     pub misestimate: Option<String>,
@@ -249,6 +253,13 @@ impl Common {
             },
             seed: a.seed,
             speeds: if spec.speeds.iter().all(|&s| s == 1.0) { Vec::new() } else { spec.network().speeds },
+            deadline: match a.time_limit {
+                None => graphene::Deadline::none(),
+                Some(s) if s.is_finite() && s >= 0.0 && s <= 1e9 => {
+                    graphene::Deadline::after(std::time::Duration::from_secs_f64(s))
+                }
+                Some(s) => return Err(Error::Usage(format!("--time-limit {s}: expected seconds in [0, 1e9]"))),
+            },
         };
         Ok(Setup { workload, cluster, shares, settings, cfg })
     }

@@ -330,3 +330,22 @@ fn help_lists_every_value_and_describes_every_option() {
         }
     }
 }
+
+/// `replay --time-limit` stops a long replay (exit 1, nothing written); without it the same
+/// replay finishes.
+#[test]
+fn a_replay_stops_at_its_time_limit() {
+    let dir = tempdir();
+    let trace = write(
+        dir.path(),
+        "t.csv",
+        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents\nj,0,q0,s,1,5000,1,1,0,0,\n",
+    );
+    let out = dir.path().join("o");
+    let r = run(&["replay", &p(&trace), "--scheduler", "fifo", "--time-limit", "0", "-q", "--out", &p(&out)]);
+    refused(&r, "the replay under fifo (at simulated time");
+    assert!(r.stderr.contains("stopped: time limit of 0s reached"), "{}", r.stderr);
+    assert!(!out.exists(), "nothing written");
+    run(&["replay", &p(&trace), "--scheduler", "fifo", "-q", "--out", &p(&out)]).ok();
+    assert!(out.join("jobs.csv").is_file());
+}

@@ -44,6 +44,8 @@ pub struct SimConfig {
     /// Policies may read them ([`View::speed`]); only `heft` does: the others plan in
     /// durations, as YARN's schedulers do.
     pub speeds: Vec<f64>,
+    /// When the replay must give up (`replay --time-limit`); polled every few thousand events.
+    pub deadline: crate::Deadline,
 }
 
 impl Default for SimConfig {
@@ -54,6 +56,7 @@ impl Default for SimConfig {
             misestimate_what: Misestimated::Both,
             seed: 0,
             speeds: Vec::new(),
+            deadline: crate::Deadline::none(),
         }
     }
 }
@@ -385,6 +388,7 @@ fn run_inner(
         popped += 1;
         if popped.is_multiple_of(16_384) {
             progress(time, sim.done_jobs);
+            sim.cfg.deadline.check(&format!("the replay under {} (at simulated time {time} s)", policy.name()))?;
         }
         sim.now = time;
         if !matches!(event, Event::Heartbeat(_)) {
