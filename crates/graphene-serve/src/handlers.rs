@@ -134,6 +134,8 @@ fn answer(body: &[u8], query: Options, endpoint: Endpoint, deadline: &Deadline) 
             let cfg = OfflineConfig { deadline: deadline.clone(), ..OfflineConfig::default() };
             let (seed, no_timing) = (job.options.seed(), job.options.no_timing());
             let s = work::schedule(&job.dag, &job.cluster, &job.net, job.network_file, which, &cfg, seed, no_timing)?;
+            // A search cut short by the deadline has nobody to answer: the 503 went out.
+            deadline.check("the request")?;
             Ok(s.json)
         }
         Endpoint::LowerBound => Ok(work::pretty(&work::lower_bound_json(&job.dag, &job.cluster))),

@@ -229,8 +229,10 @@ pub struct SearchArgs {
 
 impl SearchArgs {
     pub fn config(&self) -> Result<OfflineConfig> {
-        if !(self.grid_step > 0.0 && self.grid_step <= 1.0) {
-            return Err(Error::Usage(format!("--grid-step {} must be in (0, 1]", self.grid_step)));
+        // Below 0.001 the grids grow to thousands of thresholds per score with nothing to gain
+        // (the discriminative values are the distinct scores, far fewer) and the search stalls.
+        if !(self.grid_step >= 0.001 && self.grid_step <= 1.0) {
+            return Err(Error::Usage(format!("--grid-step {} must be in [0.001, 1]", self.grid_step)));
         }
         if !(0.0..=1.0).contains(&self.max_trouble) {
             return Err(Error::Usage(format!("--max-trouble {} must be in [0, 1]", self.max_trouble)));

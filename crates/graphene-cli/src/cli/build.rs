@@ -34,11 +34,21 @@ pub struct Args {
     /// No summary on standard error.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Stop the search after this many seconds and return the best valid schedule found by
+    /// then (the output's search report says "stopped_early": true).
+    #[arg(long, value_name = "SECONDS")]
+    pub time_limit: Option<f64>,
 }
 
 pub fn run(a: Args) -> Result<i32> {
     let which = parse_scheduler(&a.scheduler)?;
-    let cfg = a.search.config()?;
+    let mut cfg = a.search.config()?;
+    if let Some(s) = a.time_limit {
+        if !(s.is_finite() && (0.0..=1e9).contains(&s)) {
+            return Err(graphene::Error::Usage(format!("--time-limit {s}: expected seconds in [0, 1e9]")));
+        }
+        cfg.deadline = graphene::Deadline::after(std::time::Duration::from_secs_f64(s));
+    }
     let inputs: Vec<&std::path::Path> = std::iter::once(a.dag.as_path()).chain(a.cluster.cluster.as_deref()).collect();
     if let Some(out) = &a.out {
         // Refuse a bad --out before the search, not after it.
@@ -67,6 +77,9 @@ pub fn run(a: Args) -> Result<i32> {
                 n.slr,
                 n.copies
             );
+        }
+        if s.report.search.as_ref().is_some_and(|r| r.stopped_early) {
+            text += "  stopped early at --time-limit: the best schedule found by then (valid)\n";
         }
         eprint!("{text}");
     }

@@ -314,8 +314,17 @@ fn help_lists_every_value_and_describes_every_option() {
     let text = check(&["build-schedule", "--help"], &graphene::formats::profile::Profile::NAMES);
     assert!(text.contains("--limit-tasks"), "{text}");
     for cmd in [
-        "build-schedule", "lower-bound", "validate", "compare", "gen-trace", "replay", "replay-compare", "export",
-        "serve", "train-decima", "plot",
+        "build-schedule",
+        "lower-bound",
+        "validate",
+        "compare",
+        "gen-trace",
+        "replay",
+        "replay-compare",
+        "export",
+        "serve",
+        "train-decima",
+        "plot",
     ] {
         let r = run(&[cmd, "--help"]).ok();
         let text = r.stdout_str();
@@ -348,4 +357,24 @@ fn a_replay_stops_at_its_time_limit() {
     assert!(!out.exists(), "nothing written");
     run(&["replay", &p(&trace), "--scheduler", "fifo", "-q", "--out", &p(&out)]).ok();
     assert!(out.join("jobs.csv").is_file());
+}
+
+/// `build-schedule --time-limit 0` still returns a valid schedule (the plain greedy placement is
+/// always made), marked as stopped early; without a limit the report has no such key.
+#[test]
+fn a_search_stopped_at_its_time_limit_returns_a_valid_schedule() {
+    let dir = tempdir();
+    let sched = dir.path().join("s.json");
+    let r = run(&["build-schedule", &example(), "--time-limit", "0", "--out", &p(&sched)]).ok();
+    assert!(r.stderr.contains("stopped early at --time-limit"), "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&sched).unwrap()).unwrap();
+    assert_eq!(v["search"]["stopped_early"], true, "{v}");
+    run(&["validate", &example(), &p(&sched)]).ok();
+    let full = run(&["build-schedule", &example(), "--no-timing", "-q"]).ok().json();
+    assert!(full["search"].get("stopped_early").is_none());
+    assert!(v["makespan"].as_f64().unwrap() >= full["makespan"].as_f64().unwrap() - 1e-9);
+    refused(
+        &run(&["build-schedule", &example(), "--grid-step", "1e-9"]),
+        "--grid-step 0.000000001 must be in [0.001, 1]",
+    );
 }

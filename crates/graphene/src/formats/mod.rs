@@ -23,7 +23,10 @@ pub(crate) mod test_support {
                 panic!("cannot read {} ({e}); GRAPHENE_REQUIRE_SHARED is set", path.display())
             }
             Err(e) => {
-                eprintln!("skipped: cannot read {} ({e}); this test needs ../shared/data beside the checkout", path.display());
+                eprintln!(
+                    "skipped: cannot read {} ({e}); this test needs ../shared/data beside the checkout",
+                    path.display()
+                );
                 None
             }
         }

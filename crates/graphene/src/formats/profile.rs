@@ -333,8 +333,10 @@ mod tests {
             assert_eq!(cores.len(), 1, "group {}", d.groups[g as usize]);
         }
         // Same file, different stem: the draws hang on the DAG name from the file.
-        let again = Profile::Mixed
-            .apply(&wfcommons::parse(&shared_or_skip!("wfcommons-generated/montage-1000-seed42.json"), "other").unwrap(), 0);
+        let again = Profile::Mixed.apply(
+            &wfcommons::parse(&shared_or_skip!("wfcommons-generated/montage-1000-seed42.json"), "other").unwrap(),
+            0,
+        );
         assert_eq!(demands(&d), demands(&again));
     }
 

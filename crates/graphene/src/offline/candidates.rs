@@ -45,7 +45,16 @@ fn discriminative(scores: &[f64], grid: impl Iterator<Item = f64>, select: impl 
 /// degenerates to plain greedy placement and guarantees a result even when all sets are pruned).
 /// Sets with more than `max_fraction` of the tasks are pruned: placing nearly everything first is
 /// just greedy placement again.
-pub fn candidates(dag: &Dag, scores: &Scores, step: f64, max_fraction: f64) -> (Vec<Candidate>, CandidateStats) {
+///
+/// When `deadline` expires the candidates made so far are returned (the empty set is made
+/// first, so there is always one) and the second value is true.
+pub fn candidates(
+    dag: &Dag,
+    scores: &Scores,
+    step: f64,
+    max_fraction: f64,
+    deadline: &crate::Deadline,
+) -> (Vec<Candidate>, CandidateStats, bool) {
     let steps = (1.0 / step).round().max(1.0) as usize;
     let grid = |from: usize, to: usize| (from..=to).map(move |k| (k as f64 * step).min(1.0));
     let longs = discriminative(&scores.long, grid(1, steps).rev(), |s, l| s >= l);
@@ -65,7 +74,12 @@ pub fn candidates(dag: &Dag, scores: &Scores, step: f64, max_fraction: f64) -> (
     let mut stats = CandidateStats { threshold_pairs: pairs.len(), ..Default::default() };
     let mut seen: HashSet<BitVec> = HashSet::new();
     let mut out = Vec::new();
+    let mut stopped = false;
     for (long, frag) in pairs {
+        if !out.is_empty() && deadline.expired() {
+            stopped = true;
+            break;
+        }
         let seed: Vec<bool> = (0..n)
             .map(|t| long.is_some_and(|l| scores.long[t] >= l) || frag.is_some_and(|f| scores.frag[t] <= f))
             .collect();
@@ -81,5 +95,5 @@ pub fn candidates(dag: &Dag, scores: &Scores, step: f64, max_fraction: f64) -> (
         }
         out.push(Candidate { long, frag, split: sp });
     }
-    (out, stats)
+    (out, stats, stopped)
 }

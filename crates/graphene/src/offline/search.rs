@@ -30,6 +30,10 @@ pub struct PartReport {
     pub trouble_direction: Option<&'static str>,
     /// Sizes of T, S, P, C in the chosen split.
     pub subset_sizes: [usize; 4],
+    /// True when the deadline (`--time-limit`, the service's `--timeout`) cut the search short:
+    /// the part's schedule is the best of the candidates placed by then.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stopped_early: bool,
     /// Stages with at least one troublesome task, by name.
     pub trouble_stages: Vec<String>,
     /// The chosen troublesome set, by task id in the whole DAG. Kept out of the JSON part
@@ -53,6 +57,7 @@ pub fn search_part(dag: &Dag, caps: &[ResVec], cfg: &OfflineConfig) -> (Schedule
         placement_key: None,
         trouble_direction: None,
         subset_sizes: [0, dag.len(), 0, 0],
+        stopped_early: false,
         trouble_stages: Vec::new(),
         troublesome: Vec::new(),
     };
@@ -69,19 +74,30 @@ pub fn search_part(dag: &Dag, caps: &[ResVec], cfg: &OfflineConfig) -> (Schedule
         return (schedule, report);
     }
     let sc = scores::compute(dag, caps);
-    let (cands, stats) = candidates(dag, &sc, cfg.grid_step, cfg.max_trouble);
+    let (cands, stats, stopped) = candidates(dag, &sc, cfg.grid_step, cfg.max_trouble, &cfg.deadline);
     report.candidate_stats = stats;
-    report.candidates_explored = cands.len();
     let keys: Vec<Keys> = cfg.keys.iter().map(|&k| Keys::new(dag, k)).collect();
     let jobs: Vec<(usize, usize)> = (0..cands.len()).flat_map(|c| (0..keys.len()).map(move |k| (c, k))).collect();
-    let results: Vec<_> = jobs.par_iter().map(|&(c, k)| place_split(dag, caps, &cands[c].split, &keys[k])).collect();
+    // Candidate 0 (the empty set: plain greedy) is always placed, so that a search stopped at
+    // its deadline still returns a valid schedule; the others only while time is left.
+    let results: Vec<_> = jobs
+        .par_iter()
+        .map(|&(c, k)| (c == 0 || !cfg.deadline.expired()).then(|| place_split(dag, caps, &cands[c].split, &keys[k])))
+        .collect();
+    report.stopped_early = stopped || results.iter().any(Option::is_none);
+    report.candidates_explored = {
+        let mut placed: Vec<usize> = jobs.iter().zip(&results).filter(|(_, r)| r.is_some()).map(|(j, _)| j.0).collect();
+        placed.dedup();
+        placed.len()
+    };
     // Most compact wins; ties go to the earlier job so that the result is deterministic.
     let (best_i, _) = results
         .iter()
         .enumerate()
+        .filter_map(|(i, r)| r.as_ref().map(|r| (i, r)))
         .min_by(|a, b| a.1.plan.makespan().total_cmp(&b.1.plan.makespan()).then(a.0.cmp(&b.0)))
         .expect("the empty troublesome set is always a candidate");
-    let best = results.into_iter().nth(best_i).expect("index from enumerate");
+    let best = results.into_iter().nth(best_i).flatten().expect("index of a placed job");
     let (ci, ki) = jobs[best_i];
     let c = &cands[ci];
     report.placement_key = Some(keys[ki].key);
