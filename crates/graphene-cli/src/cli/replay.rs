@@ -255,7 +255,7 @@ impl Common {
             speeds: if spec.speeds.iter().all(|&s| s == 1.0) { Vec::new() } else { spec.network().speeds },
             deadline: match a.time_limit {
                 None => graphene::Deadline::none(),
-                Some(s) if s.is_finite() && s >= 0.0 && s <= 1e9 => {
+                Some(s) if s.is_finite() && (0.0..=1e9).contains(&s) => {
                     graphene::Deadline::after(std::time::Duration::from_secs_f64(s))
                 }
                 Some(s) => return Err(Error::Usage(format!("--time-limit {s}: expected seconds in [0, 1e9]"))),
