@@ -403,11 +403,21 @@ impl Dag {
                 .map(|e| StageEdge { stage: e.stage - base_stage, kind: e.kind })
                 .collect()
         };
+        // Only the groups this part uses, renumbered: copying every group name of the whole DAG
+        // into each part made splitting a long chain quadratic.
+        let mut group_map: HashMap<u32, u32> = HashMap::new();
+        let mut groups: Vec<String> = Vec::new();
+        for s in &self.stages[range.clone()] {
+            group_map.entry(s.group).or_insert_with(|| {
+                groups.push(self.groups[s.group as usize].clone());
+                (groups.len() - 1) as u32
+            });
+        }
         let stages: Vec<Stage> = self.stages[range.clone()]
             .iter()
             .map(|s| Stage {
                 name: s.name.clone(),
-                group: s.group,
+                group: group_map[&s.group],
                 first: s.first - first,
                 len: s.len,
                 parents: remap(&s.parents),
@@ -420,18 +430,24 @@ impl Dag {
             .map(|t| Task { stage: t.stage - base_stage, ..*t })
             .collect();
         let stage_index = stages.iter().enumerate().map(|(i, s)| (s.name.clone(), i as StageId)).collect();
-        let edge_data = self
-            .edge_data
-            .iter()
-            .filter(|((p, c), _)| range.contains(&(*p as usize)) && range.contains(&(*c as usize)))
-            .map(|(&(p, c), &d)| ((p - base_stage, c - base_stage), d))
-            .collect();
+        // Looked up per edge of the part (not by scanning every edge of the whole DAG).
+        let mut edge_data = HashMap::new();
+        if !self.edge_data.is_empty() {
+            for c in range.clone() {
+                for e in &self.stages[c].parents {
+                    let p = e.stage as usize;
+                    if let (true, Some(&d)) = (range.contains(&p), self.edge_data.get(&(p as StageId, c as StageId))) {
+                        edge_data.insert((p as StageId - base_stage, c as StageId - base_stage), d);
+                    }
+                }
+            }
+        }
         Dag {
             name: self.name.clone(),
             resources: self.resources.clone(),
             stages,
             tasks,
-            groups: self.groups.clone(),
+            groups,
             stage_index,
             edge_data,
         }

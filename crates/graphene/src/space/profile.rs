@@ -1,5 +1,7 @@
 //! One machine's usage over time as a step function.
 
+use std::cell::Cell;
+
 use crate::model::{ResVec, MAX_RESOURCES};
 
 #[derive(Clone, Debug, Default)]
@@ -8,6 +10,33 @@ pub struct Profile {
     times: Vec<f64>,
     /// `usage[i]` holds on `[times[i], times[i+1])`; the last entry is always zero.
     usage: Vec<ResVec>,
+    /// The last earliest-fit query and how far it proved that nothing fits (see `Memo`).
+    early: Cell<Option<Memo>>,
+    /// The same for latest-fit queries (a bound from above).
+    late: Cell<Option<Memo>>,
+}
+
+/// One query's key and what it proved. Usage only ever grows (`add` is the only change), so a
+/// start that did not fit before never fits later: the next identical query may resume where the
+/// last one stopped instead of rescanning every full segment from its release time. Placing the
+/// alike tasks of a wide stage one after another is exactly such a run of identical queries; with
+/// the memo it costs amortized constant segments per task instead of a scan over the machine's
+/// whole history, which made a 100,000-task stage take minutes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Memo {
+    from: u64,
+    duration: u64,
+    demand: ResVec,
+    checked: [bool; MAX_RESOURCES],
+    /// Earliest-fit: every start in `[from, bound)` is proved infeasible; latest-fit: every end
+    /// in `(bound, from]`.
+    bound: f64,
+}
+
+impl Memo {
+    fn same_query(&self, from: f64, duration: f64, demand: &ResVec, checked: &[bool; MAX_RESOURCES]) -> bool {
+        self.from == from.to_bits() && self.duration == duration.to_bits() && self.demand == *demand && self.checked == *checked
+    }
 }
 
 impl Profile {
@@ -46,6 +75,25 @@ impl Profile {
         if duration <= 0.0 || self.times.is_empty() {
             return Some(s);
         }
+        if let Some(m) = self.early.get() {
+            if m.same_query(release, duration, demand, checked) {
+                s = m.bound;
+                if s >= limit {
+                    return None;
+                }
+            }
+        }
+        let remember = |bound: f64| {
+            if bound.is_finite() {
+                self.early.set(Some(Memo {
+                    from: release.to_bits(),
+                    duration: duration.to_bits(),
+                    demand: *demand,
+                    checked: *checked,
+                    bound,
+                }));
+            }
+        };
         // Segment j covers [seg_start(j), seg_end(j)); "segment" -1 is the zero region before the
         // first breakpoint.
         let mut j = self.segment_at(s).map_or(-1isize, |i| i as isize);
@@ -55,9 +103,11 @@ impl Profile {
             if !use_j.fits_with(demand, cap, checked) {
                 s = seg_end;
                 if s >= limit || s == f64::INFINITY {
+                    remember(s);
                     return None;
                 }
             } else if seg_end >= s + duration {
+                remember(s);
                 return Some(s);
             }
             j += 1;
@@ -81,6 +131,25 @@ impl Profile {
         if duration <= 0.0 || self.times.is_empty() {
             return Some(e);
         }
+        if let Some(m) = self.late.get() {
+            if m.same_query(deadline, duration, demand, checked) {
+                e = m.bound;
+                if e <= limit {
+                    return None;
+                }
+            }
+        }
+        let remember = |bound: f64| {
+            if bound.is_finite() {
+                self.late.set(Some(Memo {
+                    from: deadline.to_bits(),
+                    duration: duration.to_bits(),
+                    demand: *demand,
+                    checked: *checked,
+                    bound,
+                }));
+            }
+        };
         // The segment whose half-open interval contains instants just before `e`.
         let mut j = self.times.partition_point(|&x| x < e) as isize - 1;
         loop {
@@ -89,9 +158,11 @@ impl Profile {
             if !use_j.fits_with(demand, cap, checked) {
                 e = seg_start;
                 if e <= limit || e == f64::NEG_INFINITY {
+                    remember(e);
                     return None;
                 }
             } else if seg_start <= e - duration {
+                remember(e);
                 return Some(e);
             }
             j -= 1;
