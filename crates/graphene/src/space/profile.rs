@@ -1,15 +1,18 @@
 //! One machine's usage over time as a step function.
 
 use std::cell::Cell;
+use std::collections::VecDeque;
 
 use crate::model::{ResVec, MAX_RESOURCES};
 
 #[derive(Clone, Debug, Default)]
 pub struct Profile {
-    /// Strictly increasing breakpoints.
-    times: Vec<f64>,
+    /// Strictly increasing breakpoints. Double-ended: forward placement adds breakpoints at the
+    /// end and backward placement at the front, and a deque inserts at either end without
+    /// moving the whole history (a `Vec` made backward placement of a long chain quadratic).
+    times: VecDeque<f64>,
     /// `usage[i]` holds on `[times[i], times[i+1])`; the last entry is always zero.
-    usage: Vec<ResVec>,
+    usage: VecDeque<ResVec>,
     /// The last earliest-fit query and how far it proved that nothing fits (see `Memo`).
     early: Cell<Option<Memo>>,
     /// The same for latest-fit queries (a bound from above).
@@ -184,7 +187,7 @@ impl Profile {
     pub fn add(&mut self, start: f64, end: f64, demand: &ResVec) {
         let a = self.split(start);
         let b = self.split(end);
-        for u in &mut self.usage[a..b] {
+        for u in self.usage.range_mut(a..b) {
             u.add_assign(demand);
         }
     }
