@@ -17,7 +17,6 @@ pub mod metrics;
 pub mod request;
 mod router;
 
-
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;

@@ -39,6 +39,7 @@ pub mod offline;
 pub mod online;
 pub mod output;
 pub mod plot;
+pub mod request;
 pub mod scheduler;
 pub mod sim;
 pub mod space;
