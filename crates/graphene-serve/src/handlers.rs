@@ -10,8 +10,8 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 use super::request::{self, Endpoint, Options};
-use super::AppState;
 use graphene::api as work;
+use super::AppState;
 use graphene::error::Result;
 use graphene::OfflineConfig;
 

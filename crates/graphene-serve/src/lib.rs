@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod request;
 mod router;
 
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;

@@ -46,12 +46,7 @@ impl Error {
     }
 
     /// A size over its limit; `hint` says how to raise the limit.
-    pub fn too_large(
-        field: impl Into<String>,
-        value: impl std::fmt::Display,
-        limit: impl std::fmt::Display,
-        hint: impl Into<String>,
-    ) -> Error {
+    pub fn too_large(field: impl Into<String>, value: impl std::fmt::Display, limit: impl std::fmt::Display, hint: impl Into<String>) -> Error {
         Error::TooLarge { field: field.into(), value: value.to_string(), limit: limit.to_string(), hint: hint.into() }
     }
 

@@ -2,11 +2,11 @@
 
 use std::path::PathBuf;
 
-use graphene::api as work;
 use graphene::formats;
 use graphene::model::Dag;
 use graphene::offline::SearchReport;
 use graphene::output::{self, ScheduleReport};
+use graphene::api as work;
 use graphene::Result;
 
 use super::args::{cluster_for, parse_scheduler, spec_for_file, ClusterArgs, InputArgs, SearchArgs};

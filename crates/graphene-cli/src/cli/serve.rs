@@ -1,7 +1,7 @@
 //! `graphene serve`
 
-use graphene::Result;
 use graphene_serve::{self as serve, ServeConfig};
+use graphene::Result;
 
 #[derive(clap::Args)]
 pub struct Args {

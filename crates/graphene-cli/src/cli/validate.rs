@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use graphene::api::validate_entries;
 use graphene::formats;
+use graphene::api::validate_entries;
 use graphene::Result;
 
 use super::args::{cluster_for, spec_for_file, ClusterArgs, InputArgs};

@@ -494,8 +494,7 @@ mod tests {
     use crate::sim::{run, SimConfig, SimResult};
 
     fn motivating(copies: usize, queues: bool) -> (Workload, crate::model::Cluster) {
-        let text =
-            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/motivating.json")).unwrap();
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/motivating.json")).unwrap();
         let dag = parse_dags(&text, "motivating.json", &LoadOptions::default()).unwrap().remove(0);
         let jobs = (0..copies)
             .map(|i| Job {

@@ -23,8 +23,8 @@ pub use priority_cache::PriorityCache;
 pub use slearn::{pilots_for, Estimate, SLearn, THIN_LIMIT};
 
 use crate::model::ResVec;
-use crate::sim::View;
 pub use crate::sim::{Policy, TaskRef};
+use crate::sim::View;
 
 /// Settings shared by the online schedulers that `by_name` builds.
 #[derive(Clone, Debug)]
