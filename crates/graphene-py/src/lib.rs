@@ -403,6 +403,19 @@ fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
     run(py, || -> graphene::Result<()> { panic!("test panic") })
 }
 
+/// Raises the exception a library error of kind `which` maps to, built as the library builds
+/// it (tests check the mapping for errors no input reaches on every build, such as time limits).
+#[pyfunction]
+fn _error_for_test(which: &str) -> PyResult<()> {
+    let e = match which {
+        "too-large" => Error::too_large("tasks", 20_000_001, 10_000_000, "raise it with --max-tasks"),
+        "timed-out" => Error::TimedOut { what: "build-schedule".into(), limit: Some(std::time::Duration::from_millis(500)) },
+        "cancelled" => Error::TimedOut { what: "build-schedule".into(), limit: None },
+        other => return Err(usage(format!("unknown error kind '{other}'"))),
+    };
+    Err(to_py(e.in_file(std::path::Path::new("dag.json"))))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -431,6 +444,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_cluster, m)?)?;
     m.add_function(wrap_pyfunction!(read_trace, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    m.add_function(wrap_pyfunction!(_error_for_test, m)?)?;
     m.add("SCHEDULERS", graphene::Scheduler::known_names())?;
     m.add("ONLINE_SCHEDULERS", graphene::online::NAMES.to_vec())?;
     env::register(m)?;
