@@ -27,6 +27,7 @@ pub mod api;
 pub mod baselines;
 pub mod compare;
 pub mod deadline;
+pub mod env;
 pub mod error;
 pub mod export;
 pub mod fairness;
