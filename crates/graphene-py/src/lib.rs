@@ -409,7 +409,9 @@ fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
 fn _error_for_test(which: &str) -> PyResult<()> {
     let e = match which {
         "too-large" => Error::too_large("tasks", 20_000_001, 10_000_000, "raise it with --max-tasks"),
-        "timed-out" => Error::TimedOut { what: "build-schedule".into(), limit: Some(std::time::Duration::from_millis(500)) },
+        "timed-out" => {
+            Error::TimedOut { what: "build-schedule".into(), limit: Some(std::time::Duration::from_millis(500)) }
+        }
         "cancelled" => Error::TimedOut { what: "build-schedule".into(), limit: None },
         other => return Err(usage(format!("unknown error kind '{other}'"))),
     };

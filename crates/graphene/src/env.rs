@@ -100,12 +100,12 @@ pub struct Final {
 /// What a step returns.
 #[derive(Clone, Debug)]
 pub enum Step {
-    Decide(Decision),
+    Decide(Box<Decision>),
     Done(Final),
 }
 
 enum Msg {
-    Decide(Decision),
+    Decide(Box<Decision>),
     Done(Final),
     Failed(Error),
 }
@@ -281,7 +281,7 @@ pub fn baseline(
 }
 
 enum Reference {
-    Decima { arch: Arch, params: Vec<f64> },
+    Decima { arch: Box<Arch>, params: Vec<f64> },
     Policy(Box<dyn Policy>),
 }
 
@@ -292,7 +292,7 @@ impl Reference {
                 Some(p) => Model::load(p)?,
                 None => Model::bundled()?,
             };
-            return Ok(Reference::Decima { arch: Arch::new(), params: model.params });
+            return Ok(Reference::Decima { arch: Box::new(Arch::new()), params: model.params });
         }
         Ok(Reference::Policy(online::by_name(name, settings)?))
     }
@@ -462,7 +462,7 @@ impl Policy for Agent {
                 reference,
                 obs,
             };
-            if self.to_env.send(Msg::Decide(decision.clone())).is_err() {
+            if self.to_env.send(Msg::Decide(Box::new(decision.clone()))).is_err() {
                 resume_unwind(Box::new(Abandoned));
             }
             let Ok(action) = self.from_env.recv() else { resume_unwind(Box::new(Abandoned)) };
