@@ -1,0 +1,454 @@
+//! `graphene._native`: the Python extension module. Thin: every function converts Python
+//! arguments into `graphene::request` options, runs the library call with the GIL released,
+//! and converts the result (the CLI's bytes, or plain values) back. Errors become
+//! `graphene.GrapheneError` subclasses carrying the CLI's message; a panic, should one ever
+//! happen, is caught here and raised as `graphene.InternalError` instead of crossing into
+//! Python.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+
+use graphene::formats::{Format, LoadOptions};
+use graphene::request::{self, ClusterOptions, ReplayOptions, SearchOptions, Source};
+use graphene::trace::TraceFormat;
+use graphene::Error;
+
+mod env;
+
+create_exception!(_native, GrapheneError, PyException, "Base class of every error graphene raises.");
+create_exception!(_native, ParseError, GrapheneError, "A syntax or type error at a line and column of an input.");
+create_exception!(
+    _native,
+    FieldError,
+    GrapheneError,
+    "A well-formed value that is not acceptable, named by its field."
+);
+create_exception!(_native, CycleError, GrapheneError, "The DAG has a dependency cycle.");
+create_exception!(_native, TaskTooBigError, GrapheneError, "A task no machine of the cluster can hold.");
+create_exception!(_native, GrapheneIOError, GrapheneError, "An input could not be read.");
+create_exception!(_native, UsageError, GrapheneError, "Inconsistent or unknown options (the CLI's bad flags).");
+create_exception!(_native, TooLargeError, GrapheneError, "An input over a configured size limit.");
+create_exception!(_native, TimedOutError, GrapheneError, "Work stopped at its deadline or was cancelled.");
+create_exception!(_native, InvalidScheduleError, GrapheneError, "A schedule broke dependencies or capacities.");
+create_exception!(_native, InternalError, GrapheneError, "A bug in graphene (a caught panic); please report it.");
+
+/// The innermost error (a file wrapper names where, its source says what).
+fn kind(e: &Error) -> &Error {
+    match e {
+        Error::InFile { source, .. } => kind(source),
+        other => other,
+    }
+}
+
+pub(crate) fn to_py(e: Error) -> PyErr {
+    let msg = e.to_string();
+    match kind(&e) {
+        Error::Syntax { .. } => ParseError::new_err(msg),
+        Error::Field { .. } => FieldError::new_err(msg),
+        Error::Cycle(_) => CycleError::new_err(msg),
+        Error::TaskTooBig { .. } => TaskTooBigError::new_err(msg),
+        Error::Io(_) => GrapheneIOError::new_err(msg),
+        Error::TooLarge { .. } => TooLargeError::new_err(msg),
+        Error::TimedOut { .. } => TimedOutError::new_err(msg),
+        Error::Usage(_) | Error::InFile { .. } => UsageError::new_err(msg),
+    }
+}
+
+/// Runs `f` without the GIL, turning a library error or a panic into a Python exception.
+pub(crate) fn run<T: Send>(py: Python<'_>, f: impl FnOnce() -> graphene::Result<T> + Send) -> PyResult<T> {
+    let out = py.allow_threads(|| catch_unwind(AssertUnwindSafe(f)));
+    match out {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(to_py(e)),
+        Err(panic) => Err(panic_err(panic)),
+    }
+}
+
+pub(crate) fn panic_err(panic: Box<dyn std::any::Any + Send>) -> PyErr {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    InternalError::new_err(format!("internal error: {what}; please report this with the input"))
+}
+
+fn usage(msg: impl Into<String>) -> PyErr {
+    UsageError::new_err(msg.into())
+}
+
+/// A source: a path (str or os.PathLike), or {"text": ..., "name": ...} for data in memory.
+pub(crate) fn source(obj: &Bound<'_, PyAny>) -> PyResult<Source> {
+    if let Ok(d) = obj.downcast::<PyDict>() {
+        let text: String = d.get_item("text")?.ok_or_else(|| usage("a text source needs 'text'"))?.extract()?;
+        let name: String = match d.get_item("name")? {
+            Some(n) => n.extract()?,
+            None => "dag".into(),
+        };
+        return Ok(Source::Text { text, name });
+    }
+    let p: PathBuf = obj.extract().map_err(|_| usage("expected a path or a text source"))?;
+    Ok(Source::Path(p))
+}
+
+/// Keyword options, each taken once; whatever is left over is an unknown option.
+pub(crate) struct Opts<'py> {
+    d: Bound<'py, PyDict>,
+}
+
+impl<'py> Opts<'py> {
+    pub(crate) fn new(py: Python<'py>, d: Option<&Bound<'py, PyDict>>) -> PyResult<Opts<'py>> {
+        Ok(Opts {
+            d: match d {
+                Some(d) => d.copy()?,
+                None => PyDict::new(py),
+            },
+        })
+    }
+
+    pub(crate) fn take<T: for<'a> FromPyObject<'a>>(&self, key: &str) -> PyResult<Option<T>> {
+        match self.d.get_item(key)? {
+            None => Ok(None),
+            Some(v) => {
+                self.d.del_item(key)?;
+                if v.is_none() {
+                    return Ok(None);
+                }
+                v.extract::<T>().map(Some).map_err(|e| usage(format!("option '{key}': {e}")))
+            }
+        }
+    }
+
+    pub(crate) fn take_any(&self, key: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+        match self.d.get_item(key)? {
+            None => Ok(None),
+            Some(v) => {
+                self.d.del_item(key)?;
+                Ok(if v.is_none() { None } else { Some(v) })
+            }
+        }
+    }
+
+    pub(crate) fn finish(self) -> PyResult<()> {
+        if let Some((k, _)) = self.d.iter().next() {
+            return Err(usage(format!("unknown option '{}'", k.str()?)));
+        }
+        Ok(())
+    }
+}
+
+fn format_of(s: &str) -> PyResult<Format> {
+    Ok(match s {
+        "native" => Format::Native,
+        "wfcommons" => Format::Wfcommons,
+        "tpch" => Format::Tpch,
+        "hetero" => Format::Hetero,
+        other => return Err(usage(format!("unknown format '{other}' (known: native, wfcommons, tpch, hetero)"))),
+    })
+}
+
+fn load_opts(o: &Opts) -> PyResult<LoadOptions> {
+    let d = LoadOptions::default();
+    Ok(LoadOptions {
+        format: o.take::<String>("format")?.map(|f| format_of(&f)).transpose()?,
+        query: o.take("query")?,
+        executors: o.take("executors")?.unwrap_or(d.executors),
+        demands: o.take("demands")?,
+        seed: o.take("seed")?.unwrap_or(0),
+    })
+}
+
+pub(crate) fn cluster_opts(o: &Opts) -> PyResult<ClusterOptions> {
+    Ok(ClusterOptions {
+        file: o.take_any("cluster")?.map(|c| source(&c)).transpose()?,
+        machines: o.take("machines")?,
+        capacity: o.take("capacity")?,
+        no_overbook: o.take("no_overbook")?.unwrap_or(false),
+        speeds: o.take("speeds")?,
+        bandwidth: o.take("bandwidth")?,
+    })
+}
+
+fn search_opts(o: &Opts) -> PyResult<SearchOptions> {
+    let d = SearchOptions::default();
+    let placement = match o.take::<Vec<String>>("placement")? {
+        None => d.placement,
+        Some(names) => names.iter().map(|n| request::parse_placement(n)).collect::<Result<_, _>>().map_err(to_py)?,
+    };
+    Ok(SearchOptions {
+        grid_step: o.take("grid_step")?.unwrap_or(d.grid_step),
+        max_trouble: o.take("max_trouble")?.unwrap_or(d.max_trouble),
+        no_cuts: o.take("no_cuts")?.unwrap_or(false),
+        placement,
+        threads: o.take("threads")?,
+    })
+}
+
+pub(crate) fn replay_opts(o: &Opts) -> PyResult<ReplayOptions> {
+    let d = ReplayOptions::default();
+    let trace_format = match o.take::<String>("trace_format")?.as_deref() {
+        None => None,
+        Some("native") => Some(TraceFormat::Native),
+        Some("alibaba") => Some(TraceFormat::Alibaba),
+        Some(other) => return Err(usage(format!("unknown trace format '{other}' (known: native, alibaba)"))),
+    };
+    Ok(ReplayOptions {
+        trace_format,
+        spread_queues: o.take("spread_queues")?,
+        cluster: cluster_opts(o)?,
+        kappa: o.take_any("kappa")?.map(|k| k.str().map(|s| s.to_string())).transpose()?,
+        eta: o.take_any("eta")?.map(|k| k.str().map(|s| s.to_string())).transpose()?.unwrap_or(d.eta),
+        rp: o.take("rp")?,
+        overbook_limit: o.take("overbook_limit")?,
+        fairness: o.take("fairness")?.unwrap_or(d.fairness),
+        charge: o.take("charge")?.unwrap_or(d.charge),
+        queues: o.take("queues")?,
+        heartbeat: o.take("heartbeat")?.unwrap_or(d.heartbeat),
+        misestimate: o.take("misestimate")?,
+        misestimate_what: o.take("misestimate_what")?.unwrap_or(d.misestimate_what),
+        seed: o.take("seed")?.unwrap_or(0),
+        decima_model: o.take("decima_model")?,
+        no_timing: o.take("no_timing")?.unwrap_or(false),
+    })
+}
+
+/// `build-schedule`: (schedule JSON bytes, elapsed ms).
+#[pyfunction]
+#[pyo3(signature = (dag, scheduler="graphene", opts=None))]
+fn build_schedule<'py>(
+    py: Python<'py>,
+    dag: &Bound<'py, PyAny>,
+    scheduler: &str,
+    opts: Option<&Bound<'py, PyDict>>,
+) -> PyResult<(Bound<'py, PyBytes>, f64)> {
+    let src = source(dag)?;
+    let o = Opts::new(py, opts)?;
+    let load = load_opts(&o)?;
+    let cluster = cluster_opts(&o)?;
+    let search = search_opts(&o)?;
+    let no_timing = o.take("no_timing")?.unwrap_or(false);
+    o.finish()?;
+    let scheduler = scheduler.to_string();
+    let s = run(py, move || request::build_schedule(&src, &cluster, &load, &search, &scheduler, no_timing))?;
+    Ok((PyBytes::new(py, &s.json), s.elapsed_ms))
+}
+
+/// `lower-bound --json`, as its text.
+#[pyfunction]
+#[pyo3(signature = (dag, opts=None))]
+fn lower_bound<'py>(py: Python<'py>, dag: &Bound<'py, PyAny>, opts: Option<&Bound<'py, PyDict>>) -> PyResult<String> {
+    let src = source(dag)?;
+    let o = Opts::new(py, opts)?;
+    let load = load_opts(&o)?;
+    let cluster = cluster_opts(&o)?;
+    o.finish()?;
+    let v = run(py, move || request::lower_bound(&src, &cluster, &load))?;
+    Ok(serde_json::to_string_pretty(&v).expect("serializable"))
+}
+
+/// `validate`: the summary line, or raises InvalidScheduleError with the violations in
+/// `.violations`.
+#[pyfunction]
+#[pyo3(signature = (dag, schedule, opts=None))]
+fn validate<'py>(
+    py: Python<'py>,
+    dag: &Bound<'py, PyAny>,
+    schedule: &Bound<'py, PyAny>,
+    opts: Option<&Bound<'py, PyDict>>,
+) -> PyResult<String> {
+    let src = source(dag)?;
+    let sched = source(schedule)?;
+    let o = Opts::new(py, opts)?;
+    let load = load_opts(&o)?;
+    let cluster = cluster_opts(&o)?;
+    o.finish()?;
+    let verdict = run(py, move || request::validate(&src, &sched, &cluster, &load))?;
+    match verdict {
+        Ok(summary) => Ok(summary),
+        Err(violations) => {
+            let lines: Vec<String> = violations.iter().map(|v| v.to_string()).collect();
+            let err = InvalidScheduleError::new_err(format!(
+                "{} violation(s): {}",
+                lines.len(),
+                lines.first().cloned().unwrap_or_default()
+            ));
+            err.value(py).setattr("violations", PyList::new(py, &lines)?)?;
+            Err(err)
+        }
+    }
+}
+
+/// `compare --json`, as its text.
+#[pyfunction]
+#[pyo3(signature = (dags, schedulers=None, opts=None))]
+fn compare<'py>(
+    py: Python<'py>,
+    dags: Vec<Bound<'py, PyAny>>,
+    schedulers: Option<Vec<String>>,
+    opts: Option<&Bound<'py, PyDict>>,
+) -> PyResult<String> {
+    let srcs: Vec<Source> = dags.iter().map(source).collect::<PyResult<_>>()?;
+    let o = Opts::new(py, opts)?;
+    let load = load_opts(&o)?;
+    let cluster = cluster_opts(&o)?;
+    let search = search_opts(&o)?;
+    o.finish()?;
+    let v = run(py, move || request::compare(&srcs, &cluster, &load, &search, schedulers.as_deref()))?;
+    Ok(serde_json::to_string_pretty(&v).expect("serializable"))
+}
+
+/// `gen-trace`: the native CSV text.
+#[pyfunction]
+#[pyo3(signature = (dags, jobs, arrival="poisson:10", queues=1, load=None, opts=None))]
+fn gen_trace<'py>(
+    py: Python<'py>,
+    dags: Vec<Bound<'py, PyAny>>,
+    jobs: usize,
+    arrival: &str,
+    queues: usize,
+    load: Option<f64>,
+    opts: Option<&Bound<'py, PyDict>>,
+) -> PyResult<String> {
+    let srcs: Vec<Source> = dags.iter().map(source).collect::<PyResult<_>>()?;
+    let o = Opts::new(py, opts)?;
+    let lo = load_opts(&o)?;
+    let cluster = cluster_opts(&o)?;
+    o.finish()?;
+    let arrival = arrival.to_string();
+    run(py, move || request::gen_trace(&srcs, jobs, &arrival, queues, load, &lo, &cluster))
+}
+
+/// `replay`: (jobs.csv, schedule.csv, summary.json bytes).
+#[pyfunction]
+#[pyo3(signature = (trace, trace_name, scheduler="cs", opts=None))]
+fn replay<'py>(
+    py: Python<'py>,
+    trace: &Bound<'py, PyAny>,
+    trace_name: &str,
+    scheduler: &str,
+    opts: Option<&Bound<'py, PyDict>>,
+) -> PyResult<(String, String, Bound<'py, PyBytes>)> {
+    let src = source(trace)?;
+    let o = Opts::new(py, opts)?;
+    let ro = replay_opts(&o)?;
+    o.finish()?;
+    let (name, scheduler) = (trace_name.to_string(), scheduler.to_string());
+    let out = run(py, move || request::replay(&src, &name, &ro, &scheduler))?;
+    Ok((out.jobs_csv, out.schedule_csv, PyBytes::new(py, &out.summary_json)))
+}
+
+/// Reads DAGs from any input format: a list of graphene-native JSON texts, one per DAG (TPC-H
+/// files hold one per query). Demand profiles apply as in the CLI.
+#[pyfunction]
+#[pyo3(signature = (dag, opts=None))]
+fn read_dags<'py>(
+    py: Python<'py>,
+    dag: &Bound<'py, PyAny>,
+    opts: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Vec<String>> {
+    let src = source(dag)?;
+    let o = Opts::new(py, opts)?;
+    let load = load_opts(&o)?;
+    o.finish()?;
+    run(py, move || {
+        let dags = request::load_dags(&src, &load)?;
+        Ok(dags
+            .iter()
+            .map(|d| serde_json::to_string(&graphene::formats::native::to_file(d)).expect("serializable"))
+            .collect())
+    })
+}
+
+/// Reads a cluster (file or text) with the cluster options: its JSON as a cluster file.
+#[pyfunction]
+#[pyo3(signature = (opts=None))]
+fn read_cluster<'py>(py: Python<'py>, opts: Option<&Bound<'py, PyDict>>) -> PyResult<String> {
+    let o = Opts::new(py, opts)?;
+    let cluster = cluster_opts(&o)?;
+    o.finish()?;
+    run(py, move || Ok(serde_json::to_string(&cluster.spec()?).expect("serializable")))
+}
+
+/// Reads a workload trace (native CSV or Alibaba): its native CSV text.
+#[pyfunction]
+#[pyo3(signature = (trace, trace_format=None, spread_queues=None))]
+fn read_trace<'py>(
+    py: Python<'py>,
+    trace: &Bound<'py, PyAny>,
+    trace_format: Option<&str>,
+    spread_queues: Option<usize>,
+) -> PyResult<String> {
+    let src = source(trace)?;
+    let d = PyDict::new(py);
+    d.set_item("trace_format", trace_format)?;
+    d.set_item("spread_queues", spread_queues)?;
+    let o = Opts::new(py, Some(&d))?;
+    let ro = replay_opts(&o)?;
+    o.finish()?;
+    run(py, move || {
+        let setup = ro.setup(&src)?;
+        graphene::trace::native_csv::write(&setup.workload)
+    })
+}
+
+/// Triggers a panic inside the library call path (tests check that it surfaces as
+/// InternalError, never as a crash).
+#[pyfunction]
+fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
+    run(py, || -> graphene::Result<()> { panic!("test panic") })
+}
+
+/// Raises the exception a library error of kind `which` maps to, built as the library builds
+/// it (tests check the mapping for errors no input reaches on every build, such as time limits).
+#[pyfunction]
+fn _error_for_test(which: &str) -> PyResult<()> {
+    let e = match which {
+        "too-large" => Error::too_large("tasks", 20_000_001, 10_000_000, "raise it with --max-tasks"),
+        "timed-out" => {
+            Error::TimedOut { what: "build-schedule".into(), limit: Some(std::time::Duration::from_millis(500)) }
+        }
+        "cancelled" => Error::TimedOut { what: "build-schedule".into(), limit: None },
+        other => return Err(usage(format!("unknown error kind '{other}'"))),
+    };
+    Err(to_py(e.in_file(std::path::Path::new("dag.json"))))
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    for (name, ty) in [
+        ("GrapheneError", py.get_type::<GrapheneError>()),
+        ("ParseError", py.get_type::<ParseError>()),
+        ("FieldError", py.get_type::<FieldError>()),
+        ("CycleError", py.get_type::<CycleError>()),
+        ("TaskTooBigError", py.get_type::<TaskTooBigError>()),
+        ("GrapheneIOError", py.get_type::<GrapheneIOError>()),
+        ("UsageError", py.get_type::<UsageError>()),
+        ("TooLargeError", py.get_type::<TooLargeError>()),
+        ("TimedOutError", py.get_type::<TimedOutError>()),
+        ("InvalidScheduleError", py.get_type::<InvalidScheduleError>()),
+        ("InternalError", py.get_type::<InternalError>()),
+    ] {
+        m.add(name, ty)?;
+    }
+    m.add_function(wrap_pyfunction!(build_schedule, m)?)?;
+    m.add_function(wrap_pyfunction!(lower_bound, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(compare, m)?)?;
+    m.add_function(wrap_pyfunction!(gen_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(replay, m)?)?;
+    m.add_function(wrap_pyfunction!(read_dags, m)?)?;
+    m.add_function(wrap_pyfunction!(read_cluster, m)?)?;
+    m.add_function(wrap_pyfunction!(read_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    m.add_function(wrap_pyfunction!(_error_for_test, m)?)?;
+    m.add("SCHEDULERS", graphene::Scheduler::known_names())?;
+    m.add("ONLINE_SCHEDULERS", graphene::online::NAMES.to_vec())?;
+    env::register(m)?;
+    Ok(())
+}

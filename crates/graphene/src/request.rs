@@ -1,0 +1,619 @@
+//! Whole requests described by plain options, as the CLI's flags describe them: where the DAG or
+//! trace comes from (a file or text), which cluster, which scheduler. Resolving them here, once,
+//! is what lets the Python bindings give the CLI's bytes and the CLI's error messages for the
+//! same inputs. Each function mirrors one command (`build-schedule`, `lower-bound --json`,
+//! `validate`, `compare --json`, `gen-trace`, `replay`) after its flags are parsed.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::api;
+use crate::compare::{compare_each, summarize, Row};
+use crate::fairness::FairnessMode;
+use crate::formats::{self, Format, LoadOptions};
+use crate::metrics;
+use crate::model::{Cluster, ClusterSpec, Dag, Workload};
+use crate::offline::PlacementKey;
+use crate::online::{self, Charge, Eta, GrapheneOnline, OnlineSettings};
+use crate::sim::{self, Misestimated, SimConfig, SimResult};
+use crate::trace::{self, ArrivalProcess, TraceFormat, TraceOptions};
+use crate::validate::Violation;
+use crate::{Error, OfflineConfig, Result, Scheduler};
+
+/// Where an input comes from: a file (errors name it), or text already in memory (a DAG given
+/// as a dict), with the name a file's stem would have given.
+#[derive(Clone, Debug)]
+pub enum Source {
+    Path(PathBuf),
+    Text { text: String, name: String },
+}
+
+impl Source {
+    pub fn text(&self) -> Result<String> {
+        match self {
+            Source::Path(p) => formats::read_text(p),
+            Source::Text { text, .. } => Ok(text.clone()),
+        }
+    }
+
+    fn path(&self) -> Option<&Path> {
+        match self {
+            Source::Path(p) => Some(p),
+            Source::Text { .. } => None,
+        }
+    }
+
+    /// Names errors after the file, as the readers do.
+    fn named<T>(&self, r: Result<T>) -> Result<T> {
+        match self.path() {
+            Some(p) => r.map_err(|e| e.in_file(p)),
+            None => r,
+        }
+    }
+}
+
+/// Every DAG of a source (a TPC-H file holds 22 unless `opts.query` picks one).
+pub fn load_dags(src: &Source, opts: &LoadOptions) -> Result<Vec<Dag>> {
+    match src {
+        Source::Path(p) => formats::load_dags(p, opts),
+        Source::Text { text, name } => {
+            if let Some(p) = &opts.demands {
+                formats::profile::Profile::by_name(p)?;
+            }
+            formats::parse_dags(text, name, opts)
+        }
+    }
+}
+
+/// Exactly one DAG.
+pub fn load_dag(src: &Source, opts: &LoadOptions) -> Result<Dag> {
+    let mut dags = load_dags(src, opts)?;
+    if dags.len() != 1 {
+        let what = match src {
+            Source::Path(p) => p.display().to_string(),
+            Source::Text { name, .. } => name.clone(),
+        };
+        return Err(Error::Usage(format!("{what}: holds {} DAGs; pick one with --query N", dags.len())));
+    }
+    Ok(dags.remove(0))
+}
+
+fn is_network_source(src: &Source, format: Option<Format>) -> Result<bool> {
+    Ok(match format {
+        Some(f) => f == Format::Hetero,
+        None => src.named(formats::detect(&src.text()?))? == Format::Hetero,
+    })
+}
+
+/// The cluster flags: `--cluster`, `--machines`, `--capacity`, `--no-overbook`, `--speeds`,
+/// `--bandwidth`.
+#[derive(Clone, Debug, Default)]
+pub struct ClusterOptions {
+    pub file: Option<Source>,
+    pub machines: Option<usize>,
+    pub capacity: Option<String>,
+    pub no_overbook: bool,
+    pub speeds: Option<Vec<f64>>,
+    pub bandwidth: Option<f64>,
+}
+
+impl ClusterOptions {
+    pub fn spec(&self) -> Result<ClusterSpec> {
+        if self.file.is_some() && (self.machines.is_some() || self.capacity.is_some()) {
+            return Err(Error::Usage("a cluster file conflicts with machines and capacity".into()));
+        }
+        let mut spec = match &self.file {
+            Some(src) => match src {
+                Source::Path(p) => formats::cluster::load(p)?,
+                Source::Text { text, .. } => formats::cluster::parse(text)?,
+            },
+            None => {
+                let cap = match &self.capacity {
+                    Some(c) => formats::cluster::parse_capacity(c)?,
+                    None => ClusterSpec::default_capacity(),
+                };
+                let n = self.machines.unwrap_or(10);
+                if n == 0 {
+                    return Err(Error::Usage("--machines must be at least 1".into()));
+                }
+                ClusterSpec::uniform(n, cap)
+            }
+        };
+        if self.no_overbook {
+            spec.overbook.clear();
+        }
+        self.apply_network(&mut spec)?;
+        Ok(spec)
+    }
+
+    fn is_default(&self) -> bool {
+        self.file.is_none() && self.machines.is_none() && self.capacity.is_none()
+    }
+
+    fn apply_network(&self, spec: &mut ClusterSpec) -> Result<()> {
+        if let Some(speeds) = &self.speeds {
+            let n = spec.machine_count();
+            if speeds.len() != n {
+                return Err(Error::Usage(format!("--speeds gives {} speeds for {n} machines", speeds.len())));
+            }
+            if let Some(s) = speeds.iter().find(|s| !(s.is_finite() && **s > 0.0)) {
+                return Err(Error::Usage(format!("--speeds: {s} is not a finite number > 0")));
+            }
+            spec.split_into_machines();
+            spec.speeds = speeds.clone();
+        }
+        if let Some(b) = self.bandwidth {
+            if !(b.is_finite() && b > 0.0) {
+                return Err(Error::Usage(format!("--bandwidth {b} must be a finite number > 0")));
+            }
+            spec.bandwidth = b;
+        }
+        Ok(())
+    }
+
+    fn named<T>(&self, r: Result<T>) -> Result<T> {
+        match &self.file {
+            Some(src) => src.named(r),
+            None => r,
+        }
+    }
+
+    /// The cluster for a DAG source: a task-graph/network file brings its own nodes unless the
+    /// options describe the cluster.
+    pub fn spec_for(&self, src: &Source, format: Option<Format>) -> Result<ClusterSpec> {
+        if !(self.is_default() && is_network_source(src, format)?) {
+            return self.spec();
+        }
+        let text = src.text()?;
+        let name = match src {
+            Source::Path(p) => p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "dag".into()),
+            Source::Text { name, .. } => name.clone(),
+        };
+        let (_, mut spec) = src.named(formats::hetero::parse(&text, &name))?;
+        if self.no_overbook {
+            spec.overbook.clear();
+        }
+        self.apply_network(&mut spec)?;
+        Ok(spec)
+    }
+
+    /// Resolves `spec` for `dag` and checks that every task fits some machine.
+    pub fn cluster_for(&self, spec: &ClusterSpec, dag: &Dag, src: &Source) -> Result<Cluster> {
+        let cluster = self.named(spec.resolve(&dag.resources))?;
+        src.named(cluster.check_fits(dag))?;
+        Ok(cluster)
+    }
+
+    /// The cluster for workload traces (their fixed resource list).
+    pub fn trace_cluster(&self) -> Result<Cluster> {
+        let spec = self.spec()?;
+        self.named(spec.resolve(&trace::RESOURCES.map(String::from)))
+    }
+}
+
+/// The search flags: `--grid-step`, `--max-trouble`, `--no-cuts`, `--placement`, `--threads`.
+#[derive(Clone, Debug)]
+pub struct SearchOptions {
+    pub grid_step: f64,
+    pub max_trouble: f64,
+    pub no_cuts: bool,
+    pub placement: Vec<PlacementKey>,
+    pub threads: Option<usize>,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions {
+            grid_step: 0.1,
+            max_trouble: 0.75,
+            no_cuts: false,
+            placement: vec![PlacementKey::Longest, PlacementKey::PathLength],
+            threads: None,
+        }
+    }
+}
+
+impl SearchOptions {
+    pub fn config(&self) -> Result<OfflineConfig> {
+        if !(self.grid_step > 0.0 && self.grid_step <= 1.0) {
+            return Err(Error::Usage(format!("--grid-step {} must be in (0, 1]", self.grid_step)));
+        }
+        if !(0.0..=1.0).contains(&self.max_trouble) {
+            return Err(Error::Usage(format!("--max-trouble {} must be in [0, 1]", self.max_trouble)));
+        }
+        if self.placement.is_empty() {
+            return Err(Error::Usage("--placement needs at least one key".into()));
+        }
+        let mut keys = self.placement.clone();
+        keys.dedup();
+        Ok(OfflineConfig { grid_step: self.grid_step, max_trouble: self.max_trouble, cuts: !self.no_cuts, keys })
+    }
+
+    /// Runs `f` inside a thread pool of the requested size.
+    pub fn in_pool<T: Send>(&self, f: impl FnOnce() -> T + Send) -> Result<T> {
+        match self.threads {
+            None => Ok(f()),
+            Some(0) => Err(Error::Usage("--threads must be at least 1".into())),
+            Some(k) => {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(k)
+                    .build()
+                    .map_err(|e| Error::Usage(format!("cannot start {k} threads: {e}")))?;
+                Ok(pool.install(f))
+            }
+        }
+    }
+}
+
+/// A placement key by its flag name.
+pub fn parse_placement(name: &str) -> Result<PlacementKey> {
+    match name {
+        "longest" => Ok(PlacementKey::Longest),
+        "path-length" => Ok(PlacementKey::PathLength),
+        other => Err(Error::Usage(format!("unknown placement key '{other}' (known: longest, path-length)"))),
+    }
+}
+
+pub fn parse_scheduler(name: &str) -> Result<Scheduler> {
+    Scheduler::parse(name).ok_or_else(|| {
+        Error::Usage(format!("unknown scheduler '{name}' (known: {})", Scheduler::known_names().join(", ")))
+    })
+}
+
+/// `build-schedule`: the checked schedule and the bytes it writes.
+pub fn build_schedule(
+    dag_src: &Source,
+    cluster: &ClusterOptions,
+    load: &LoadOptions,
+    search: &SearchOptions,
+    scheduler: &str,
+    no_timing: bool,
+) -> Result<api::Scheduled> {
+    let which = parse_scheduler(scheduler)?;
+    let cfg = search.config()?;
+    let dag = load_dag(dag_src, load)?;
+    let network_file = is_network_source(dag_src, load.format)?;
+    let spec = cluster.spec_for(dag_src, load.format)?;
+    let net = spec.network();
+    api::check_network(which, &net, &dag)?;
+    let c = cluster.cluster_for(&spec, &dag, dag_src)?;
+    search.in_pool(|| api::schedule(&dag, &c, &net, network_file, which, &cfg, load.seed, no_timing))?
+}
+
+/// `lower-bound --json`.
+pub fn lower_bound(dag_src: &Source, cluster: &ClusterOptions, load: &LoadOptions) -> Result<serde_json::Value> {
+    let dag = load_dag(dag_src, load)?;
+    let spec = cluster.spec()?;
+    let c = cluster.cluster_for(&spec, &dag, dag_src)?;
+    Ok(api::lower_bound_json(&dag, &c))
+}
+
+/// `validate`: the summary line of a valid schedule, or its violations.
+pub fn validate(
+    dag_src: &Source,
+    schedule_src: &Source,
+    cluster: &ClusterOptions,
+    load: &LoadOptions,
+) -> Result<std::result::Result<String, Vec<Violation>>> {
+    let dag = load_dag(dag_src, load)?;
+    let file = schedule_src.named(formats::schedule_file::parse(&schedule_src.text()?))?;
+    let spec = cluster.spec_for(dag_src, load.format)?;
+    let c = cluster.cluster_for(&spec, &dag, dag_src)?;
+    Ok(api::validate_entries(&dag, &c, &spec.network(), &file.tasks, &file.copies))
+}
+
+/// `compare --json`: rows and summary.
+pub fn compare(
+    dag_srcs: &[Source],
+    cluster: &ClusterOptions,
+    load: &LoadOptions,
+    search: &SearchOptions,
+    schedulers: Option<&[String]>,
+) -> Result<serde_json::Value> {
+    let cfg = search.config()?;
+    let mut dags = Vec::new();
+    let mut specs = Vec::new();
+    for src in dag_srcs {
+        let spec = cluster.spec_for(src, load.format)?;
+        for dag in load_dags(src, load)? {
+            cluster.cluster_for(&spec, &dag, src)?;
+            dags.push(dag);
+            specs.push(spec.clone());
+        }
+    }
+    let networked = dags.iter().zip(&specs).any(|(d, s)| !s.network().is_trivial_for(d));
+    let schedulers: Vec<Scheduler> = match schedulers {
+        Some(names) => names.iter().map(|n| parse_scheduler(n)).collect::<Result<_>>()?,
+        None if networked => std::iter::once(Scheduler::Graphene).chain(Scheduler::hetero()).collect(),
+        None => Scheduler::all(),
+    };
+    let spec_refs: Vec<&ClusterSpec> = specs.iter().collect();
+    let rows = search.in_pool(|| compare_each(&dags, &spec_refs, &schedulers, &cfg, load.seed, |_: &Row| {}))??;
+    let summary = summarize(&rows, &schedulers);
+    Ok(serde_json::json!({ "rows": rows, "summary": summary }))
+}
+
+/// `gen-trace`: the native CSV text of a workload drawn from the DAG sources.
+pub fn gen_trace(
+    dag_srcs: &[Source],
+    jobs: usize,
+    arrival: &str,
+    queues: usize,
+    target_load: Option<f64>,
+    load: &LoadOptions,
+    cluster: &ClusterOptions,
+) -> Result<String> {
+    let arrival: ArrivalProcess = arrival.parse()?;
+    if queues == 0 {
+        return Err(Error::Usage("--queues must be at least 1".into()));
+    }
+    let mut dags = Vec::new();
+    for src in dag_srcs {
+        dags.extend(load_dags(src, load)?);
+    }
+    let c = cluster.trace_cluster()?;
+    let mut workload = trace::generate(&dags, jobs, arrival, queues, load.seed)?;
+    if let Some(target) = target_load {
+        trace::load::calibrate(&mut workload, &c, target)?;
+    }
+    trace::native_csv::write(&workload)
+}
+
+/// The replay flags (`replay` and `replay-compare` share them).
+#[derive(Clone, Debug)]
+pub struct ReplayOptions {
+    pub trace_format: Option<TraceFormat>,
+    pub spread_queues: Option<usize>,
+    pub cluster: ClusterOptions,
+    pub kappa: Option<String>,
+    pub eta: String,
+    pub rp: Option<f64>,
+    pub overbook_limit: Option<f64>,
+    /// "slot" or "drf".
+    pub fairness: String,
+    /// "time" or "task".
+    pub charge: String,
+    pub queues: Option<String>,
+    pub heartbeat: f64,
+    pub misestimate: Option<String>,
+    /// "durations", "demands" or "both".
+    pub misestimate_what: String,
+    pub seed: u64,
+    pub decima_model: Option<PathBuf>,
+    pub no_timing: bool,
+}
+
+impl Default for ReplayOptions {
+    fn default() -> Self {
+        ReplayOptions {
+            trace_format: None,
+            spread_queues: None,
+            cluster: ClusterOptions::default(),
+            kappa: None,
+            eta: "auto".into(),
+            rp: None,
+            overbook_limit: None,
+            fairness: "drf".into(),
+            charge: "time".into(),
+            queues: None,
+            heartbeat: 1.0,
+            misestimate: None,
+            misestimate_what: "both".into(),
+            seed: 0,
+            decima_model: None,
+            no_timing: false,
+        }
+    }
+}
+
+fn parse_misestimate(s: &str) -> Result<(f64, f64)> {
+    let bad = || Error::Usage(format!("--misestimate '{s}' is not LOW:HIGH with -1 < LOW <= HIGH"));
+    let (a, b) = s.split_once(':').ok_or_else(bad)?;
+    let lo: f64 = a.trim().parse().map_err(|_| bad())?;
+    let hi: f64 = b.trim().parse().map_err(|_| bad())?;
+    if !(lo > -1.0 && lo <= hi && hi.is_finite()) {
+        return Err(bad());
+    }
+    Ok((lo, hi))
+}
+
+/// Entitled share per queue, in `workload.queues()` order.
+pub fn shares(spec: Option<&str>, workload: &Workload) -> Result<Vec<f64>> {
+    let queues = workload.queues();
+    let Some(spec) = spec else {
+        return Ok(vec![1.0 / queues.len().max(1) as f64; queues.len()]);
+    };
+    let given: BTreeMap<String, f64> = formats::cluster::parse_capacity(spec)
+        .map_err(|_| Error::Usage(format!("--queues '{spec}' is not NAME=SHARE,...")))?;
+    for name in given.keys() {
+        if !queues.contains(name) {
+            return Err(Error::Usage(format!(
+                "--queues names '{name}', but the trace's queues are {}",
+                queues.join(", ")
+            )));
+        }
+    }
+    let out: Vec<f64> = queues
+        .iter()
+        .map(|q| given.get(q).copied().ok_or_else(|| Error::Usage(format!("--queues gives no share for queue '{q}'"))))
+        .collect::<Result<_>>()?;
+    let sum: f64 = out.iter().sum();
+    if sum <= 0.0 {
+        return Err(Error::Usage("--queues shares must not all be 0".into()));
+    }
+    Ok(out.iter().map(|s| s / sum).collect())
+}
+
+impl ReplayOptions {
+    fn graphene_config(&self, shares: &[f64]) -> Result<GrapheneOnline> {
+        let mut cfg = GrapheneOnline { shares: shares.to_vec(), ..GrapheneOnline::default() };
+        cfg.kappa = match self.kappa.as_deref() {
+            None => cfg.kappa,
+            Some("none") => None,
+            Some(k) => match k.parse::<f64>() {
+                Ok(v) if (0.0..1.0).contains(&v) => Some(v),
+                _ => return Err(Error::Usage(format!("--kappa '{k}' must be a number in [0, 1) or none"))),
+            },
+        };
+        cfg.eta = match self.eta.as_str() {
+            "auto" => Eta::Auto,
+            e => match e.parse::<f64>() {
+                Ok(v) if v >= 0.0 && v.is_finite() => Eta::Fixed(v),
+                _ => return Err(Error::Usage(format!("--eta '{e}' must be a number >= 0 or auto"))),
+            },
+        };
+        if let Some(rp) = self.rp {
+            if !(0.0..=1.0).contains(&rp) {
+                return Err(Error::Usage(format!("--rp {rp} must be in [0, 1]")));
+            }
+            cfg.rp = rp;
+        }
+        if let Some(x) = self.overbook_limit {
+            if !(x.is_finite() && x >= 1.0) {
+                return Err(Error::Usage(format!("--overbook-limit {x} must be a finite number >= 1")));
+            }
+            cfg.overbook = x;
+        }
+        cfg.charge = match self.charge.as_str() {
+            "time" => Charge::Time,
+            "task" => Charge::Task,
+            other => return Err(Error::Usage(format!("--charge '{other}' must be time or task"))),
+        };
+        cfg.fairness = match self.fairness.as_str() {
+            "slot" => FairnessMode::Slot,
+            "drf" => FairnessMode::Drf,
+            other => return Err(Error::Usage(format!("--fairness '{other}' must be slot or drf"))),
+        };
+        Ok(cfg)
+    }
+
+    /// Loads the trace and resolves everything a replay needs besides the scheduler.
+    pub fn setup(&self, trace_src: &Source) -> Result<ReplaySetup> {
+        let format = match self.trace_format {
+            Some(f) => f,
+            None => trace_src.named(trace::detect(&trace_src.text()?))?,
+        };
+        let opts = TraceOptions { format: Some(format), queues: self.spread_queues };
+        let (workload, skipped) = match trace_src {
+            Source::Path(p) => trace::load(p, &opts)?,
+            Source::Text { text, .. } => {
+                if opts.queues == Some(0) {
+                    return Err(Error::Usage("--queues must be at least 1".into()));
+                }
+                let (mut w, r) = trace::parse(text, Some(format))?;
+                if let Some(k) = opts.queues {
+                    trace::spread_queues(&mut w, k)?;
+                }
+                (w, r)
+            }
+        };
+        if workload.jobs.is_empty() {
+            let what = match trace_src {
+                Source::Path(p) => p.display().to_string(),
+                Source::Text { name, .. } => name.clone(),
+            };
+            return Err(Error::Usage(format!("{what}: the trace holds no jobs")));
+        }
+        let resources = workload.jobs[0].dag.resources.clone();
+        let c = &self.cluster;
+        let spec = if format == TraceFormat::Alibaba && c.file.is_none() && c.capacity.is_none() {
+            let cap =
+                [("cpu".to_string(), trace::alibaba::MACHINE_CPU), ("mem".to_string(), trace::alibaba::MACHINE_MEM)]
+                    .into_iter()
+                    .collect();
+            let mut s = ClusterSpec::uniform(c.machines.unwrap_or(4000), cap);
+            if c.no_overbook {
+                s.overbook.clear();
+            }
+            c.apply_network(&mut s)?;
+            s
+        } else {
+            c.spec()?
+        };
+        let cluster = c.named(spec.resolve(&resources))?;
+        let shares = shares(self.queues.as_deref(), &workload)?;
+        let settings = OnlineSettings {
+            shares: shares.clone(),
+            graphene: self.graphene_config(&shares)?,
+            seed: self.seed,
+            decima_model: self.decima_model.clone(),
+        };
+        let cfg = SimConfig {
+            heartbeat: self.heartbeat,
+            misestimate: self.misestimate.as_deref().map(parse_misestimate).transpose()?,
+            misestimate_what: match self.misestimate_what.as_str() {
+                "durations" => Misestimated::Durations,
+                "demands" => Misestimated::Demands,
+                "both" => Misestimated::Both,
+                other => {
+                    return Err(Error::Usage(format!(
+                        "--misestimate-what '{other}' must be durations, demands or both"
+                    )))
+                }
+            },
+            seed: self.seed,
+            speeds: if spec.speeds.iter().all(|&s| s == 1.0) { Vec::new() } else { spec.network().speeds },
+        };
+        Ok(ReplaySetup { workload, cluster, shares, settings, cfg, skipped: skipped.to_string() })
+    }
+}
+
+/// A loaded trace, its cluster and everything a replay needs besides the scheduler.
+pub struct ReplaySetup {
+    pub workload: Workload,
+    pub cluster: Cluster,
+    pub shares: Vec<f64>,
+    pub settings: OnlineSettings,
+    pub cfg: SimConfig,
+    /// What the reader skipped (Alibaba), empty when nothing.
+    pub skipped: String,
+}
+
+/// What `replay` writes: `jobs.csv`, `schedule.csv` and `summary.json`, byte for byte.
+pub struct ReplayOutput {
+    pub jobs_csv: String,
+    pub schedule_csv: String,
+    pub summary_json: Vec<u8>,
+    pub result: SimResult,
+    pub summary: metrics::Summary,
+    pub scheduler: String,
+}
+
+/// `replay`: runs the trace under `scheduler` and checks the realized schedule. `trace_name`
+/// is what summary.json records as the trace (the CLI writes the path as given).
+pub fn replay(trace_src: &Source, trace_name: &str, opts: &ReplayOptions, scheduler: &str) -> Result<ReplayOutput> {
+    let ReplaySetup { workload, cluster, shares, settings, cfg, .. } = opts.setup(trace_src)?;
+    let mut policy = online::by_name(scheduler, &settings)?;
+    let result = sim::run(&workload, &cluster, policy.as_mut(), &cfg)?;
+    let name = policy.name();
+    let violations = crate::validate::validate_replay_on(&workload, &cluster, &cfg.speeds, &result);
+    if let Some(v) = violations.first() {
+        return Err(Error::Usage(format!(
+            "internal error: the replay under {name} broke {} rule(s), first: {v}; please report this with the trace",
+            violations.len()
+        )));
+    }
+    let mut summary = metrics::summarize(&workload, &cluster, &result, &shares, 100);
+    if opts.no_timing {
+        summary.decision_us = metrics::Stats::of(&[]);
+    }
+    let mut jobs = String::from("job,queue,arrival,finish,jct,tasks\n");
+    for j in &result.jobs {
+        jobs += &format!("{},{},{},{},{},{}\n", j.name, j.queue, j.arrival, j.finish, j.jct(), j.tasks);
+    }
+    let mut sched = String::from("job,task,machine,start,end\n");
+    for r in &result.runs {
+        let job = &workload.jobs[r.job as usize];
+        sched += &format!("{},{},{},{},{}\n", job.name, job.dag.task_name(r.task), r.machine, r.start, r.end);
+    }
+    let mut json = serde_json::to_vec_pretty(&serde_json::json!({
+        "trace": trace_name,
+        "scheduler": name,
+        "machines": cluster.len(),
+        "seed": opts.seed,
+        "summary": summary,
+    }))
+    .expect("serializable");
+    json.push(b'\n');
+    Ok(ReplayOutput { jobs_csv: jobs, schedule_csv: sched, summary_json: json, result, summary, scheduler: name })
+}

@@ -1,0 +1,257 @@
+"""A Gymnasium environment over graphene's cluster simulator, with Decima's action, observation
+and reward (Mao et al., SIGCOMM'19). The simulator and the decision rule live in Rust
+(``graphene::env``); this module only shapes arrays.
+
+Action
+    ``{"stage": i, "limit": k}``: node ``i`` of the observation (an unfinished stage; it must be
+    a candidate, ``obs["action_mask"][i] == 1``, otherwise the first candidate is taken and
+    ``info["invalid_actions"]`` counts it) and limit level ``k`` in 0..19: the job may hold
+    up to (k + 1) / 20 of the cluster (dominant share), 19 is unlimited. Tasks of the stage
+    start lowest id first while they fit the machine and the job is under its limit (at least
+    one); the stage keeps the job's freed resources later, as Decima's executors do.
+
+Observation (padded to fixed bounds; masks say what is real)
+    ``nodes`` (max_nodes, 8) per-stage features (tasks left, mean duration, running, remaining
+    work, runnable, fits the machine, demand share of the machine, job share), ``node_mask``,
+    ``action_mask`` (candidates), ``node_job`` (job slot of each node, -1 padding), ``edges``
+    (max_edges, 2) parent/child node pairs (-1 padding), ``jobs`` (max_jobs, 2) per-job
+    features (dominant share of the cluster, remaining work), ``job_mask``.
+
+Reward
+    Minus the job-seconds spent in the system since the previous decision (times
+    ``reward_scale``): an episode's rewards add up to minus the sum of JCTs.
+
+Determinism
+    ``reset(seed=s)`` draws the same workload (for generated ones) and the same episode, and the
+    same actions give the same observations and rewards, byte for byte.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from . import _native, _opts, _src
+
+__all__ = ["ClusterEnv", "make_vec", "reference_agent", "run_agent"]
+
+
+class ClusterEnv(gymnasium.Env):
+    """``ClusterEnv(trace)`` replays one trace every episode; ``ClusterEnv(dags=[...], jobs=50,
+    arrival="poisson:10", load=0.8)`` draws a workload per episode from the seed of
+    ``reset``. ``cluster`` and keyword options are :func:`graphene.replay`'s. ``reference``
+    names a built-in online policy whose action at each decision is reported in
+    ``info["reference_action"]`` (see :func:`reference_agent`). ``time_limit`` ends episodes at
+    that simulated time (truncated)."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(
+        self,
+        trace: Any = None,
+        cluster: Any = None,
+        *,
+        dags: Optional[Sequence[Any]] = None,
+        jobs: int = 50,
+        arrival: str = "poisson:10",
+        queues: int = 1,
+        load: Optional[float] = None,
+        time_limit: Optional[float] = None,
+        reference: Optional[str] = None,
+        reward_scale: float = 1.0,
+        max_nodes: Optional[int] = None,
+        max_edges: Optional[int] = None,
+        seed: int = 0,
+        **opts: Any,
+    ) -> None:
+        super().__init__()
+        o = _opts(cluster, opts)
+        self._env = _native.Env(
+            None if trace is None else _src(trace, "trace"),
+            None if dags is None else [_src(d) for d in (dags if isinstance(dags, (list, tuple)) else [dags])],
+            jobs,
+            arrival,
+            queues,
+            load,
+            time_limit,
+            reference,
+            o,
+        )
+        n, e, j = self._env.bounds()
+        self.max_nodes = max(1, max_nodes or n)
+        self.max_edges = max(1, max_edges or e)
+        self.max_jobs = max(1, j)
+        self.reward_scale = float(reward_scale)
+        self.default_seed = int(seed)
+        self.reference = reference
+        F, J = _native.Env.node_features, _native.Env.job_features
+        self.observation_space = spaces.Dict(
+            {
+                "nodes": spaces.Box(0.0, np.finfo(np.float32).max, (self.max_nodes, F), np.float32),
+                "node_mask": spaces.MultiBinary(self.max_nodes),
+                "action_mask": spaces.MultiBinary(self.max_nodes),
+                "node_job": spaces.Box(-1, self.max_jobs - 1, (self.max_nodes,), np.int64),
+                "edges": spaces.Box(-1, self.max_nodes - 1, (self.max_edges, 2), np.int64),
+                "jobs": spaces.Box(0.0, np.finfo(np.float32).max, (self.max_jobs, J), np.float32),
+                "job_mask": spaces.MultiBinary(self.max_jobs),
+            }
+        )
+        self.action_space = spaces.Dict(
+            {"stage": spaces.Discrete(self.max_nodes), "limit": spaces.Discrete(_native.Env.limit_levels)}
+        )
+        self._last: Optional[Dict[str, Any]] = None
+        self._resets = 0
+        self._invalid = 0
+
+    # -----------------------------------------------------------------------------------------
+
+    def _obs(self, d: Dict[str, Any]) -> Dict[str, np.ndarray]:
+        F, J = _native.Env.node_features, _native.Env.job_features
+        nodes = np.zeros((self.max_nodes, F), np.float32)
+        node_mask = np.zeros(self.max_nodes, np.int8)
+        action_mask = np.zeros(self.max_nodes, np.int8)
+        node_job = np.full(self.max_nodes, -1, np.int64)
+        edges = np.full((self.max_edges, 2), -1, np.int64)
+        jobs = np.zeros((self.max_jobs, J), np.float32)
+        job_mask = np.zeros(self.max_jobs, np.int8)
+        if not d["done"]:
+            n, m, k = d["n_nodes"], d["n_edges"], d["n_jobs"]
+            if n > self.max_nodes or m > self.max_edges or k > self.max_jobs:
+                raise _native.UsageError(
+                    f"the observation has {n} nodes, {m} edges and {k} jobs, over the bounds "
+                    f"({self.max_nodes}, {self.max_edges}, {self.max_jobs}); raise max_nodes / max_edges"
+                )
+            nodes[:n] = np.frombuffer(d["nodes"], np.float32).reshape(n, F)
+            node_mask[:n] = 1
+            action_mask[d["candidates"]] = 1
+            node_job[:n] = np.frombuffer(d["node_job"], np.int64)
+            edges[:m] = np.frombuffer(d["edges"], np.int64).reshape(m, 2)
+            jobs[:k] = np.frombuffer(d["jobs"], np.float32).reshape(k, J)
+            job_mask[:k] = 1
+        return {
+            "nodes": nodes,
+            "node_mask": node_mask,
+            "action_mask": action_mask,
+            "node_job": node_job,
+            "edges": edges,
+            "jobs": jobs,
+            "job_mask": job_mask,
+        }
+
+    def _info(self, d: Dict[str, Any]) -> Dict[str, Any]:
+        info: Dict[str, Any] = {"time": d["time"]}
+        if d["done"]:
+            self._invalid = d["invalid_actions"]
+            info.update(
+                jct=list(d["jct"]),
+                makespan=d["makespan"],
+                complete=d["complete"],
+                invalid_actions=d["invalid_actions"],
+                tasks=d["tasks"],
+            )
+            done = [x for x in d["jct"] if x == x]
+            info["mean_jct"] = float(np.mean(done)) if done else float("nan")
+        else:
+            info.update(
+                machine=d["machine"],
+                in_system=d["in_system"],
+                done_jobs=d["done_jobs"],
+                candidates=list(d["candidates"]),
+                stage_ids=[tuple(p) for p in np.frombuffer(d["stage_ids"], np.int64).reshape(-1, 2).tolist()],
+            )
+            if d["reference"] is not None:
+                node, level = d["reference"]
+                info["reference_action"] = {"stage": int(node), "limit": int(level)}
+        return info
+
+    # -----------------------------------------------------------------------------------------
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None) -> Tuple[Dict[str, np.ndarray], Dict[str, Any]]:
+        super().reset(seed=seed)
+        if seed is None:
+            # The first reset uses the constructor's seed; later ones draw from the env's RNG,
+            # itself seeded by the last explicit seed: every episode follows from the seeds.
+            s = self.default_seed if self._resets == 0 else int(self.np_random.integers(0, 2**63 - 1))
+        else:
+            s = int(seed)
+        self._resets += 1
+        d = self._env.reset(s)
+        self._last = d
+        return self._obs(d), self._info(d)
+
+    def step(self, action: Any) -> Tuple[Dict[str, np.ndarray], float, bool, bool, Dict[str, Any]]:
+        if self._last is None:
+            raise _native.UsageError("call reset() before step()")
+        if self._last["done"]:
+            # The episode ended before any decision (nothing ever needed one).
+            d = self._last
+        else:
+            if isinstance(action, dict):
+                node, level = int(action["stage"]), int(action["limit"])
+            else:
+                node, level = (int(x) for x in action)
+            d = self._env.step(max(node, 0), max(level, 0))
+        self._last = d
+        reward = -float(d["job_seconds"]) * self.reward_scale
+        terminated = bool(d["done"] and d.get("complete", False))
+        truncated = bool(d["done"] and not d.get("complete", False))
+        return self._obs(d), reward, terminated, truncated, self._info(d)
+
+    # -----------------------------------------------------------------------------------------
+
+    def baseline(self, scheduler: str) -> List[float]:
+        """Per-job JCTs of a built-in online policy replaying this episode's workload (the same
+        simulator, run through by the policy itself)."""
+        return list(self._env.baseline(scheduler))
+
+    def workload(self) -> "Any":
+        """This episode's workload as a :class:`graphene.Trace`."""
+        from . import Trace  # noqa: PLC0415
+
+        return Trace(self._env.workload_csv(), "episode")
+
+    @property
+    def machines(self) -> int:
+        return int(self._env.machines)
+
+
+def reference_agent(env: ClusterEnv) -> Callable[[Dict[str, np.ndarray], Dict[str, Any]], Dict[str, int]]:
+    """The env's reference policy as an agent: ``agent(obs, info) -> action``. The env must be
+    made with ``reference="graphene"`` (or tetris, decima, cs, ...)."""
+    if env.reference is None:
+        raise _native.UsageError("make the env with reference='<policy>' to use its actions")
+
+    def act(obs: Dict[str, np.ndarray], info: Dict[str, Any]) -> Dict[str, int]:
+        return info["reference_action"]
+
+    return act
+
+
+def run_agent(env: ClusterEnv, agent: Callable[[Dict[str, np.ndarray], Dict[str, Any]], Any], seed: Optional[int] = None) -> Dict[str, Any]:
+    """Plays one episode; returns the total reward, the steps and the final info (JCTs)."""
+    obs, info = env.reset(seed=seed)
+    total, steps = 0.0, 0
+    while True:
+        obs, r, term, trunc, info = env.step(agent(obs, info))
+        total += r
+        steps += 1
+        if term or trunc:
+            return {"reward": total, "steps": steps, **info}
+
+
+def make_vec(num_envs: int, vectorization: str = "async", **kwargs: Any) -> Any:
+    """``num_envs`` copies of :class:`ClusterEnv` (same arguments) as a Gymnasium vector env:
+    ``"async"`` runs each in its own process (parallel rollouts), ``"sync"`` in this one."""
+    fns = [lambda: ClusterEnv(**kwargs) for _ in range(num_envs)]
+    if vectorization == "async":
+        return gymnasium.vector.AsyncVectorEnv(fns, context="spawn" if os.name == "nt" else None)
+    if vectorization == "sync":
+        return gymnasium.vector.SyncVectorEnv(fns)
+    raise _native.UsageError(f"vectorization '{vectorization}' must be async or sync")
+
+
+gymnasium.register(id="graphene/Cluster-v0", entry_point="graphene.gym:ClusterEnv", disable_env_checker=True)

@@ -1,0 +1,247 @@
+"""The Python API against the CLI: the same inputs give the same bytes, the same verdicts and
+the same error messages."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import graphene
+from conftest import cli_error, shared
+
+EXAMPLES = [
+    ("traces/example.json", []),
+    ("traces/motivating.json", ["--cluster", "traces/motivating-cluster.json"]),
+    ("tests/data/tpch-2g-q6.json", []),
+    ("tests/data/wfcommons-1.4-example.json", []),
+]
+
+
+def _kw(flags):
+    kw = {}
+    it = iter(flags)
+    for f in it:
+        key = f.lstrip("-").replace("-", "_")
+        kw[key] = next(it)
+    return kw
+
+
+@pytest.mark.parametrize("scheduler", ["graphene", "cp", "tetris", "random"])
+@pytest.mark.parametrize("path,flags", EXAMPLES)
+def test_bundled_examples_give_the_clis_bytes(cli, path, flags, scheduler):
+    want = cli("build-schedule", path, "--no-timing", "-q", "--scheduler", scheduler, "--seed", "3", *flags).stdout
+    kw = _kw(flags)
+    got = graphene.build_schedule(path, kw.pop("cluster", None), scheduler, no_timing=True, seed=3, **kw)
+    assert got.json == want
+    assert got.scheduler == scheduler
+    assert got.makespan >= max(got.lower_bounds.values()) - 1e-9
+    assert len(got.tasks) == len(got.order) > 0
+
+
+REAL = [
+    ("wfcommons-generated/montage-100-seed42.json", []),
+    ("wfcommons-generated/epigenomics-1000-seed42.json", []),
+    ("wfcommons-generated/blast-1000-seed42.json", ["--demands", "mixed"]),
+    ("decima-tpch/json/tpch-10g.json", ["--query", "9"]),
+    ("decima-tpch/json/tpch-2g.json", ["--query", "2", "--executors", "10"]),
+]
+
+
+@pytest.mark.parametrize("rel,flags", REAL)
+def test_real_dags_give_the_clis_bytes(cli, rel, flags):
+    path = str(shared(rel))
+    want = cli("build-schedule", path, "--no-timing", "-q", *flags).stdout
+    kw = _kw(flags)
+    for k in ("query", "executors"):
+        if k in kw:
+            kw[k] = int(kw[k])
+    got = graphene.build_schedule(path, no_timing=True, **kw)
+    assert got.json == want
+    # The same schedule passes the validator, from Python and from the CLI.
+    assert graphene.validate(path, got, **kw).startswith(f"valid: {len(got.tasks)} tasks")
+
+
+def test_dicts_and_typed_classes_give_the_files_bytes(cli, tmp_path):
+    text = open("traces/example.json").read()
+    want = graphene.build_schedule("traces/example.json", no_timing=True).json
+    as_dict = json.loads(text)
+    assert graphene.build_schedule(as_dict, no_timing=True).json == want
+    assert graphene.build_schedule(graphene.Dag.from_dict(as_dict), no_timing=True).json == want
+    # A cluster as a typed class, a dict and the flags that describe it: same bytes as the CLI.
+    cluster = graphene.Cluster.uniform(3, {"cpu": 16, "mem": 64, "disk": 200, "net": 1250})
+    cli_bytes = cli("build-schedule", "traces/example.json", "--no-timing", "-q", "--machines", "3").stdout
+    assert graphene.build_schedule(as_dict, cluster, no_timing=True).json == cli_bytes
+    assert graphene.build_schedule(as_dict, cluster.to_dict(), no_timing=True).json == cli_bytes
+    assert graphene.build_schedule(as_dict, machines=3, no_timing=True).json == cli_bytes
+    assert graphene.build_schedule(as_dict, machines=3, capacity={"cpu": 16, "mem": 64, "disk": 200, "net": 1250}, no_timing=True).json == cli_bytes
+
+
+def test_readers_round_trip_every_format(root):
+    # Every input format reads into graphene's layout, and scheduling what was read gives the
+    # file's own schedule (names aside).
+    for path, kw in [
+        ("traces/example.json", {}),
+        ("tests/data/wfcommons-1.4-example.json", {}),
+        ("tests/data/tpch-2g-q6.json", {}),
+    ]:
+        dag = graphene.read_dag(path, **kw)
+        a = graphene.build_schedule(path, no_timing=True, **kw).to_dict()
+        b = graphene.build_schedule(dag, no_timing=True).to_dict()
+        assert a["makespan"] == b["makespan"] and a["order"] == b["order"]
+    tpch = graphene.read_dags(str(shared("decima-tpch/json/tpch-2g.json")))
+    assert len(tpch) == 22
+    assert graphene.read_cluster("traces/motivating-cluster.json").size == 1
+    assert graphene.read_cluster(machines=4).size == 4
+    trace = graphene.read_trace("traces/small.csv")
+    assert trace.csv.startswith("job,arrival,queue,stage,")
+    ali = graphene.read_trace(str(shared("alibaba-v2018-spar/sample_tasks.csv")))
+    assert len(ali.jobs) > 10
+
+
+def test_lower_bound_and_validate_match_the_cli(cli, tmp_path):
+    want = cli("lower-bound", "traces/example.json", "--json").stdout.decode().rstrip("\n")
+    lb = graphene.lower_bound("traces/example.json")
+    assert lb.json == want
+    assert lb.best == max(lb.critical_path, lb.total_work, lb.stage_aware)
+    s = graphene.build_schedule("traces/example.json")
+    path = tmp_path / "s.json"
+    s.save(path)
+    assert graphene.read_schedule(path).json == s.json
+    want = cli("validate", "traces/example.json", str(path)).stdout.decode().rstrip("\n")
+    assert graphene.validate("traces/example.json", path) == want
+    # A broken schedule: one task moved before its parent ends.
+    d = s.to_dict()
+    late = max(d["tasks"], key=lambda t: t["start"])
+    late["end"] -= late["start"]
+    late["start"] = 0.0
+    with pytest.raises(graphene.InvalidScheduleError) as e:
+        graphene.validate("traces/example.json", graphene.Schedule(json.dumps(d).encode()))
+    assert len(e.value.violations) >= 1
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(d))
+    r = cli("validate", "traces/example.json", str(bad), check=False)
+    assert r.returncode == 1
+    for v in e.value.violations:
+        assert v in r.stderr.decode()
+
+
+def test_compare_matches_the_cli(cli):
+    want = json.loads(cli("compare", "traces/example.json", "tests/data/tpch-2g-q6.json", "--json").stdout)
+    got = graphene.compare(["traces/example.json", "tests/data/tpch-2g-q6.json"])
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "elapsed_ms"} for r in rows]  # noqa: E731
+    assert strip(got.rows) == strip(want["rows"])
+    assert len(got.rows) == len(want["rows"]) > 2
+    assert [s["scheduler"] for s in got.summary] == [s["scheduler"] for s in want["summary"]]
+
+
+def test_gen_trace_and_replay_match_the_cli(cli, tmp_path):
+    want = cli("gen-trace", "--dags", "traces/example.json", "tests/data/tpch-2g-q6.json", "--jobs", "12",
+               "--arrival", "poisson:20", "--queues", "2", "--seed", "7", "-q").stdout.decode()
+    trace = graphene.gen_trace(["traces/example.json", "tests/data/tpch-2g-q6.json"], 12, "poisson:20", 2, seed=7)
+    assert trace.csv == want
+    path = tmp_path / "t.csv"
+    trace.save(path)
+    for scheduler in ["graphene", "cs", "tetris", "decima"]:
+        out = tmp_path / scheduler
+        cli("replay", str(path), "--scheduler", scheduler, "--out", str(out), "--no-timing", "-q", "--seed", "1")
+        r = graphene.replay(str(path), scheduler=scheduler, no_timing=True, seed=1)
+        assert r.summary_json == (out / "summary.json").read_bytes()
+        assert r.jobs_csv == (out / "jobs.csv").read_text()
+        assert r.schedule_csv == (out / "schedule.csv").read_text()
+        assert len(r.jobs) == 12 and all(j["jct"] > 0 for j in r.jobs)
+
+
+def test_to_pandas_where_installed():
+    pd = pytest.importorskip("pandas")
+    s = graphene.build_schedule("traces/example.json")
+    df = s.to_pandas()
+    assert isinstance(df, pd.DataFrame) and len(df) == len(s.tasks)
+    assert (df["end"] > df["start"]).all()
+    r = graphene.replay("traces/small.csv")
+    assert len(r.to_pandas()) == len(r.jobs)
+
+
+# --------------------------------------------------------------------------------------------
+# Errors: every class, with the CLI's message
+
+
+def _both(cli, tmp_path, content, *, suffix=".json", args=()):
+    path = tmp_path / f"in{suffix}"
+    path.write_text(content)
+    r = cli("build-schedule", str(path), *args, check=False)
+    assert r.returncode == 1
+    return str(path), cli_error(r)
+
+
+@pytest.mark.parametrize(
+    "content,cls",
+    [
+        ('{"stages": [', graphene.ParseError),
+        ('{"stages": [{"id": "a", "tasks": 1, "duration": -3}]}', graphene.FieldError),
+        ('{"stages": [{"id": "a", "tasks": 1, "duration": 1, "parents": ["b"]}, {"id": "b", "tasks": 1, "duration": 1, "parents": ["a"]}]}', graphene.CycleError),
+        ('{"stages": [{"id": "a", "tasks": 1, "duration": 1, "demands": {"cpu": 99}}]}', graphene.TaskTooBigError),
+    ],
+)
+def test_bad_inputs_raise_the_clis_message(cli, tmp_path, content, cls):
+    path, msg = _both(cli, tmp_path, content)
+    with pytest.raises(cls) as e:
+        graphene.build_schedule(path)
+    assert str(e.value) == msg
+    assert isinstance(e.value, graphene.GrapheneError)
+
+
+def test_io_and_usage_errors(cli):
+    r = cli("build-schedule", "missing.json", check=False)
+    with pytest.raises(graphene.GrapheneIOError) as e:
+        graphene.build_schedule("missing.json")
+    assert str(e.value) == cli_error(r)
+    r = cli("build-schedule", "traces/example.json", "--scheduler", "nope", check=False)
+    with pytest.raises(graphene.UsageError) as e:
+        graphene.build_schedule("traces/example.json", scheduler="nope")
+    assert str(e.value) == cli_error(r)
+    with pytest.raises(graphene.UsageError, match="unknown option 'bogus'"):
+        graphene.build_schedule("traces/example.json", bogus=1)
+    with pytest.raises(graphene.UsageError):
+        graphene.build_schedule(42)
+    r = cli("replay", "traces/small.csv", "--scheduler", "nope", "--out", "/tmp/x-never", check=False)
+    with pytest.raises(graphene.UsageError) as e:
+        graphene.replay("traces/small.csv", scheduler="nope")
+    assert str(e.value) == cli_error(r)
+
+
+def test_limit_timeout_and_panic_errors_map_to_their_classes():
+    with pytest.raises(graphene.TooLargeError, match=r"dag.json: tasks: 20000001 exceeds the limit of 10000000"):
+        graphene._native._error_for_test("too-large")
+    with pytest.raises(graphene.TimedOutError, match=r"time limit of 0.5s reached"):
+        graphene._native._error_for_test("timed-out")
+    with pytest.raises(graphene.TimedOutError, match="cancelled"):
+        graphene._native._error_for_test("cancelled")
+    # A panic inside the library is caught at the boundary: an exception, not a crash.
+    with pytest.raises(graphene.InternalError, match="test panic"):
+        graphene._native._panic_for_test()
+    assert issubclass(graphene.InternalError, graphene.GrapheneError)
+
+
+def test_long_calls_release_the_gil():
+    # While one thread schedules a 1,000-task DAG, another thread keeps running Python code.
+    import threading
+
+    path = str(shared("wfcommons-generated/montage-1000-seed42.json"))
+    done = threading.Event()
+    ticks = []
+
+    def spin():
+        while not done.is_set():
+            ticks.append(1)
+
+    t = threading.Thread(target=spin)
+    t.start()
+    try:
+        graphene.build_schedule(path, scheduler="graphene")
+    finally:
+        done.set()
+        t.join()
+    # With the GIL held for the whole call, the spinner would get at most a switch interval's
+    # worth of turns; released, it runs throughout.
+    assert len(ticks) > 10_000

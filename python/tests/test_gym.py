@@ -1,0 +1,125 @@
+"""graphene.gym: Gymnasium's checker, determinism, Decima's reward, reference agents."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+gymnasium = pytest.importorskip("gymnasium")
+from gymnasium.utils.env_checker import check_env  # noqa: E402
+
+import graphene  # noqa: E402
+import graphene.gym as gg  # noqa: E402
+
+DAGS = ["tests/data/tpch-2g-q6.json", "traces/example.json"]
+
+
+def make(**kw):
+    args = dict(dags=DAGS, jobs=8, arrival="poisson:5", machines=4)
+    args.update(kw)
+    return gg.ClusterEnv(**args)
+
+
+def test_check_env_passes():
+    check_env(make(), skip_render_check=True)
+    check_env(gg.ClusterEnv("traces/small.csv", machines=3), skip_render_check=True)
+
+
+def first_candidate(obs, info):
+    return {"stage": int(np.flatnonzero(obs["action_mask"])[0]), "limit": 19}
+
+
+def test_reset_with_a_seed_is_deterministic():
+    env = make()
+    a = gg.run_agent(env, first_candidate, seed=5)
+    b = gg.run_agent(env, first_candidate, seed=5)
+    c = gg.run_agent(env, first_candidate, seed=6)
+    assert a["steps"] == b["steps"] and a["jct"] == b["jct"] and a["reward"] == b["reward"]
+    assert a["jct"] != c["jct"]
+    # The observation is the same array, byte for byte.
+    o1, _ = env.reset(seed=9)
+    o2, _ = env.reset(seed=9)
+    for k in o1:
+        assert o1[k].tobytes() == o2[k].tobytes()
+
+
+def test_rewards_add_up_to_minus_the_sum_of_jcts():
+    env = make()
+    r = gg.run_agent(env, first_candidate, seed=3)
+    assert r["complete"] and len(r["jct"]) == 8
+    assert r["reward"] == pytest.approx(-sum(r["jct"]), rel=1e-9)
+
+
+def test_observation_structure():
+    env = make()
+    obs, info = env.reset(seed=1)
+    n = int(obs["node_mask"].sum())
+    assert n > 0 and obs["action_mask"].sum() >= 1
+    assert np.all(obs["action_mask"] <= obs["node_mask"])
+    # Edges join real nodes of the same job, parent before child.
+    e = obs["edges"][obs["edges"][:, 0] >= 0]
+    assert np.all(e[:, 0] < e[:, 1]) and np.all(e[:, 1] < n)
+    assert np.all(obs["node_job"][e[:, 0]] == obs["node_job"][e[:, 1]])
+    assert np.all(obs["node_job"][:n] >= 0) and np.all(obs["node_job"][n:] == -1)
+    # Candidates are runnable and fit the machine (features 4 and 5).
+    cand = np.flatnonzero(obs["action_mask"])
+    assert np.all(obs["nodes"][cand, 4] == 1) and np.all(obs["nodes"][cand, 5] == 1)
+    assert info["candidates"] == list(cand)
+
+
+def test_decima_reference_reproduces_the_decima_replay():
+    env = make(reference="decima")
+    r = gg.run_agent(env, gg.reference_agent(env), seed=2)
+    assert r["jct"] == env.baseline("decima")
+    assert r["invalid_actions"] == 0
+
+
+def test_built_in_policies_as_reference_agents():
+    for name in ["graphene", "tetris", "cs"]:
+        env = make(reference=name)
+        r = gg.run_agent(env, gg.reference_agent(env), seed=4)
+        assert r["complete"] and r["invalid_actions"] == 0
+        assert all(j > 0 for j in r["jct"])
+    with pytest.raises(graphene.UsageError):
+        gg.reference_agent(make())
+    with pytest.raises(graphene.UsageError, match="unknown online scheduler"):
+        make(reference="nope").reset(seed=0)
+
+
+def test_invalid_actions_are_replaced_and_counted():
+    env = make()
+    r = gg.run_agent(env, lambda o, i: {"stage": env.max_nodes - 1 if o["action_mask"][-1] == 0 else 0, "limit": 3}, seed=1)
+    assert r["complete"] and r["invalid_actions"] > 0
+
+
+def test_time_limit_truncates():
+    env = make(time_limit=15.0)
+    obs, info = env.reset(seed=1)
+    while True:
+        obs, rew, term, trunc, info = env.step(first_candidate(obs, info))
+        if term or trunc:
+            break
+    assert trunc and not term and info["time"] == 15.0
+
+
+def test_vector_env_rolls_out_in_parallel():
+    for mode in ["sync", "async"]:
+        venv = gg.make_vec(2, vectorization=mode, dags=DAGS, jobs=4, arrival="poisson:5", machines=4)
+        try:
+            obs, info = venv.reset(seed=[1, 2])
+            assert obs["nodes"].shape[0] == 2
+            for _ in range(5):
+                acts = {"stage": np.array([int(np.flatnonzero(m)[0]) for m in obs["action_mask"]]), "limit": np.array([19, 19])}
+                obs, rew, term, trunc, info = venv.step(acts)
+                assert rew.shape == (2,) and np.all(rew <= 0)
+        finally:
+            venv.close()
+
+
+def test_bad_options_raise():
+    with pytest.raises(graphene.UsageError):
+        gg.ClusterEnv()
+    with pytest.raises(graphene.UsageError):
+        gg.ClusterEnv(dags=DAGS, jobs=0)
+    with pytest.raises(graphene.GrapheneIOError):
+        gg.ClusterEnv(dags=["missing.json"])
