@@ -116,6 +116,7 @@ impl ClusterOptions {
                 if n == 0 {
                     return Err(Error::Usage("--machines must be at least 1".into()));
                 }
+                crate::limits::current().check_machines(n as u64, "--machines")?;
                 ClusterSpec::uniform(n, cap)
             }
         };
@@ -215,8 +216,10 @@ impl Default for SearchOptions {
 
 impl SearchOptions {
     pub fn config(&self) -> Result<OfflineConfig> {
-        if !(self.grid_step > 0.0 && self.grid_step <= 1.0) {
-            return Err(Error::Usage(format!("--grid-step {} must be in (0, 1]", self.grid_step)));
+        // Below 0.001 the grids grow to thousands of thresholds per score with nothing to gain
+        // (the discriminative values are the distinct scores, far fewer) and the search stalls.
+        if !(self.grid_step >= 0.001 && self.grid_step <= 1.0) {
+            return Err(Error::Usage(format!("--grid-step {} must be in [0.001, 1]", self.grid_step)));
         }
         if !(0.0..=1.0).contains(&self.max_trouble) {
             return Err(Error::Usage(format!("--max-trouble {} must be in [0, 1]", self.max_trouble)));
@@ -226,7 +229,13 @@ impl SearchOptions {
         }
         let mut keys = self.placement.clone();
         keys.dedup();
-        Ok(OfflineConfig { grid_step: self.grid_step, max_trouble: self.max_trouble, cuts: !self.no_cuts, keys })
+        Ok(OfflineConfig {
+            grid_step: self.grid_step,
+            max_trouble: self.max_trouble,
+            cuts: !self.no_cuts,
+            keys,
+            ..OfflineConfig::default()
+        })
     }
 
     /// Runs `f` inside a thread pool of the requested size.
@@ -299,7 +308,7 @@ pub fn validate(
     let file = schedule_src.named(formats::schedule_file::parse(&schedule_src.text()?))?;
     let spec = cluster.spec_for(dag_src, load.format)?;
     let c = cluster.cluster_for(&spec, &dag, dag_src)?;
-    Ok(api::validate_entries(&dag, &c, &spec.network(), &file.tasks, &file.copies))
+    Ok(api::validate_entries(&dag, &c, &spec.network(), &file.tasks, &file.copies, &file.order))
 }
 
 /// `compare --json`: rows and summary.
@@ -498,7 +507,7 @@ impl ReplayOptions {
             Source::Path(p) => trace::load(p, &opts)?,
             Source::Text { text, .. } => {
                 if opts.queues == Some(0) {
-                    return Err(Error::Usage("--queues must be at least 1".into()));
+                    return Err(Error::Usage("--spread-queues must be at least 1".into()));
                 }
                 let (mut w, r) = trace::parse(text, Some(format))?;
                 if let Some(k) = opts.queues {
@@ -521,7 +530,9 @@ impl ReplayOptions {
                 [("cpu".to_string(), trace::alibaba::MACHINE_CPU), ("mem".to_string(), trace::alibaba::MACHINE_MEM)]
                     .into_iter()
                     .collect();
-            let mut s = ClusterSpec::uniform(c.machines.unwrap_or(4000), cap);
+            let n = c.machines.unwrap_or(4000);
+            crate::limits::current().check_machines(n as u64, "--machines")?;
+            let mut s = ClusterSpec::uniform(n, cap);
             if c.no_overbook {
                 s.overbook.clear();
             }
@@ -553,6 +564,7 @@ impl ReplayOptions {
             },
             seed: self.seed,
             speeds: if spec.speeds.iter().all(|&s| s == 1.0) { Vec::new() } else { spec.network().speeds },
+            deadline: crate::Deadline::none(),
         };
         Ok(ReplaySetup { workload, cluster, shares, settings, cfg, skipped: skipped.to_string() })
     }

@@ -38,7 +38,10 @@ struct Memo {
 
 impl Memo {
     fn same_query(&self, from: f64, duration: f64, demand: &ResVec, checked: &[bool; MAX_RESOURCES]) -> bool {
-        self.from == from.to_bits() && self.duration == duration.to_bits() && self.demand == *demand && self.checked == *checked
+        self.from == from.to_bits()
+            && self.duration == duration.to_bits()
+            && self.demand == *demand
+            && self.checked == *checked
     }
 }
 
