@@ -228,42 +228,25 @@ pub struct SearchArgs {
 }
 
 impl SearchArgs {
-    pub fn config(&self) -> Result<OfflineConfig> {
-        // Below 0.001 the grids grow to thousands of thresholds per score with nothing to gain
-        // (the discriminative values are the distinct scores, far fewer) and the search stalls.
-        if !(self.grid_step >= 0.001 && self.grid_step <= 1.0) {
-            return Err(Error::Usage(format!("--grid-step {} must be in [0.001, 1]", self.grid_step)));
-        }
-        if !(0.0..=1.0).contains(&self.max_trouble) {
-            return Err(Error::Usage(format!("--max-trouble {} must be in [0, 1]", self.max_trouble)));
-        }
-        if self.placement.is_empty() {
-            return Err(Error::Usage("--placement needs at least one key".into()));
-        }
-        let mut keys = self.placement.clone();
-        keys.dedup();
-        Ok(OfflineConfig {
+    /// The flags as the library's [`graphene::request::SearchOptions`], which checks them (one
+    /// set of rules for the CLI, the service and the Python package).
+    fn options(&self) -> graphene::request::SearchOptions {
+        graphene::request::SearchOptions {
             grid_step: self.grid_step,
             max_trouble: self.max_trouble,
-            cuts: !self.no_cuts,
-            keys,
-            ..OfflineConfig::default()
-        })
+            no_cuts: self.no_cuts,
+            placement: self.placement.clone(),
+            threads: self.threads,
+        }
+    }
+
+    pub fn config(&self) -> Result<OfflineConfig> {
+        self.options().config()
     }
 
     /// Runs `f` inside a thread pool of the requested size.
     pub fn in_pool<T: Send>(&self, f: impl FnOnce() -> T + Send) -> Result<T> {
-        match self.threads {
-            None => Ok(f()),
-            Some(0) => Err(Error::Usage("--threads must be at least 1".into())),
-            Some(k) => {
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(k)
-                    .build()
-                    .map_err(|e| Error::Usage(format!("cannot start {k} threads: {e}")))?;
-                Ok(pool.install(f))
-            }
-        }
+        self.options().in_pool(f)
     }
 }
 
