@@ -124,8 +124,9 @@ pub fn status_of(e: &Error) -> StatusCode {
     }
 }
 
-/// The CPU part of a request: parse, compute, render, as the CLI command would.
-fn answer(body: &[u8], query: Options, endpoint: Endpoint, deadline: &Deadline) -> Result<Vec<u8>> {
+/// The CPU part of a request: parse, compute, render, as the CLI command would (public for the
+/// fuzz targets, which run whole requests without a server).
+pub fn answer(body: &[u8], query: Options, endpoint: Endpoint, deadline: &Deadline) -> Result<Vec<u8>> {
     let job = request::parse(body, query, endpoint)?;
     deadline.check("the request")?;
     match endpoint {

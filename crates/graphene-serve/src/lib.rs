@@ -40,6 +40,7 @@ pub const SERVICE_LIMITS: graphene::limits::Limits = graphene::limits::Limits {
     jobs: 100_000,
     input_bytes: 256 << 20,
 };
+pub use handlers::{answer, status_of};
 pub use router::router;
 
 use graphene::error::{Error, Result};

@@ -12,6 +12,7 @@
 //! * `bad_input`: every class of bad input through the CLI; `hardening`: hostile sizes, times
 //!   and output paths (nothing crashes, hangs or replaces what it must not).
 //! * `export`, `serve`: precedence-order exports round-trip; the HTTP service answers as the CLI.
+//! * `fuzz`: the seed corpora and every kept fuzz crash through the fuzz targets' checks.
 //! * `plot`: the SVG charts parse and hold the lanes, bars, lines and labels their inputs call for.
 
 mod util;
@@ -19,10 +20,16 @@ mod util;
 mod gen;
 mod oracle;
 
+// The fuzz targets' check functions (fuzz/ is its own nightly workspace; the checks are plain
+// Rust and run here on stable, over the seed corpora and every kept crash).
+#[path = "../../../../fuzz/src/checks.rs"]
+mod fuzz_checks;
+
 mod bad_input;
 mod cli;
 mod decima;
 mod export;
+mod fuzz;
 mod hardening;
 mod hetero;
 mod motivating;

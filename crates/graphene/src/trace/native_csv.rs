@@ -376,7 +376,7 @@ fn csv_error(e: csv::Error) -> Error {
 
 /// Writes a workload as a native trace (header included). Fails, naming the job and stage, on
 /// what the format cannot hold: duplicate or empty job names, names with surrounding spaces,
-/// stage names holding `;` or starting with `~` (the `parents` syntax), resources other than
+/// names of parent stages holding `;` or starting with `~` (the `parents` syntax), resources other than
 /// cpu, mem, disk and net, and negative or non-finite arrivals.
 pub fn write(workload: &Workload) -> Result<String> {
     let mut out = csv::WriterBuilder::new().from_writer(Vec::new());
@@ -411,7 +411,9 @@ pub fn write(workload: &Workload) -> Result<String> {
         let arrival = job.arrival.to_string();
         for stage in &dag.stages {
             check_name("stage name", &stage.name).map_err(|m| at(m.clone()))?;
-            if stage.name.contains(';') || stage.name.starts_with('~') {
+            // Only a parent's name is written in a parents column; other stages may hold
+            // anything a field can (an Alibaba task named `M;` is an independent task).
+            if !stage.children.is_empty() && (stage.name.contains(';') || stage.name.starts_with('~')) {
                 return Err(at(format!(
                     "stage name '{}' holds ';' or starts with '~', which the parents column cannot name",
                     stage.name
@@ -589,5 +591,33 @@ a,2,q,s,1,1,1,1,0,0,
         let w =
             Workload { jobs: vec![Job { name: "j".into(), arrival: 0.0, queue: "q".into(), dag: b.build().unwrap() }] };
         assert!(write(&w).unwrap_err().to_string().contains("resource 'gpu'"));
+    }
+
+    /// Found by the `trace_alibaba` fuzz target: an Alibaba task named `M;` (an independent
+    /// task) was read, but the workload could not be written as a native trace.
+    #[test]
+    fn only_parent_stages_need_names_the_parents_column_can_hold() {
+        let job = |leaf: &str, parent: &str| {
+            let mut b = DagBuilder::new("d", resources());
+            let task = || vec![TaskSpec { duration: 1.0, demand: ResVec::from_slice(&[1.0]) }];
+            b.stage(StageSpec { name: parent.into(), group: None, tasks: task(), parents: vec![] });
+            b.stage(StageSpec {
+                name: leaf.into(),
+                group: None,
+                tasks: task(),
+                parents: vec![(parent.into(), crate::model::EdgeKind::AllToAll)],
+            });
+            Workload { jobs: vec![Job { name: "j".into(), arrival: 0.0, queue: "q".into(), dag: b.build().unwrap() }] }
+        };
+        for leaf in ["M;", "~x", "a;b"] {
+            let text = write(&job(leaf, "p")).unwrap();
+            let back = read(&text).unwrap();
+            assert_eq!(back.jobs[0].dag.stages[1].name, leaf);
+            assert_eq!(write(&back).unwrap(), text);
+        }
+        for parent in ["M;", "~x"] {
+            let err = write(&job("c", parent)).unwrap_err().to_string();
+            assert!(err.contains("which the parents column cannot name"), "{err}");
+        }
     }
 }
