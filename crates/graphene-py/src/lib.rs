@@ -214,6 +214,7 @@ pub(crate) fn replay_opts(o: &Opts) -> PyResult<ReplayOptions> {
         seed: o.take("seed")?.unwrap_or(0),
         decima_model: o.take("decima_model")?,
         no_timing: o.take("no_timing")?.unwrap_or(false),
+        time_limit: o.take("time_limit")?,
     })
 }
 

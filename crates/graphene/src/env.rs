@@ -40,10 +40,10 @@ use std::thread::JoinHandle;
 use crate::error::{Error, Result};
 use crate::model::{Cluster, ResVec, Workload};
 use crate::online::decima::cache::{self, EmbedCache};
-use crate::online::decima::features::{any_fits, next_task, observe, JobTrack, Obs, Tracks};
+use crate::online::decima::features::{any_fits, observe, take, JobTrack, Obs, Tracks};
 use crate::online::decima::model::Model;
 use crate::online::decima::net::{self, level_value, Arch, LEVELS};
-use crate::online::{self, fits, OnlineSettings, Policy, TaskRef};
+use crate::online::{self, OnlineSettings, Policy, TaskRef};
 use crate::sim::{self, SimConfig, View};
 
 pub use crate::online::decima::features::{F as NODE_FEATURES, J as JOB_FEATURES};
@@ -378,38 +378,6 @@ fn argmax(v: &[f64]) -> usize {
         }
     }
     best
-}
-
-/// Picks runnable tasks of `stage` that fit `left` while the job's share is below `limit` (the
-/// first regardless, when `force`); returns how many. The `decima` policy's rule.
-#[allow(clippy::too_many_arguments)]
-fn take(
-    view: &View,
-    tr: &mut JobTrack,
-    total: &ResVec,
-    job: u32,
-    stage: u32,
-    limit: f64,
-    force: bool,
-    left: &mut ResVec,
-    out: &mut Vec<TaskRef>,
-) -> usize {
-    let mut n = 0;
-    while let Some(t) = next_task(view, tr, job, stage) {
-        if !(tr.share(total, &view.hard) < limit || (force && n == 0)) {
-            break;
-        }
-        let d = view.requested(job, t);
-        if !fits(view, &d, left) {
-            break;
-        }
-        left.sub_assign(&d);
-        tr.pend[stage as usize] += 1;
-        tr.pend_held.add_assign(&d);
-        out.push(TaskRef { job, task: t });
-        n += 1;
-    }
-    n
 }
 
 impl Policy for Agent {

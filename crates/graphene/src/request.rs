@@ -127,11 +127,14 @@ impl ClusterOptions {
         Ok(spec)
     }
 
-    fn is_default(&self) -> bool {
+    /// Whether the cluster is left to the input (no option describes it).
+    pub fn is_default(&self) -> bool {
         self.file.is_none() && self.machines.is_none() && self.capacity.is_none()
     }
 
-    fn apply_network(&self, spec: &mut ClusterSpec) -> Result<()> {
+    /// Applies `--speeds` (one per machine: the groups are split into single machines) and
+    /// `--bandwidth`.
+    pub fn apply_network(&self, spec: &mut ClusterSpec) -> Result<()> {
         if let Some(speeds) = &self.speeds {
             let n = spec.machine_count();
             if speeds.len() != n {
@@ -390,6 +393,8 @@ pub struct ReplayOptions {
     pub seed: u64,
     pub decima_model: Option<PathBuf>,
     pub no_timing: bool,
+    /// Give up after this many seconds of wall time (`--time-limit`).
+    pub time_limit: Option<f64>,
 }
 
 impl Default for ReplayOptions {
@@ -411,6 +416,7 @@ impl Default for ReplayOptions {
             seed: 0,
             decima_model: None,
             no_timing: false,
+            time_limit: None,
         }
     }
 }
@@ -564,9 +570,17 @@ impl ReplayOptions {
             },
             seed: self.seed,
             speeds: if spec.speeds.iter().all(|&s| s == 1.0) { Vec::new() } else { spec.network().speeds },
-            deadline: crate::Deadline::none(),
+            deadline: match self.time_limit {
+                None => crate::Deadline::none(),
+                Some(s) if s.is_finite() && (0.0..=1e9).contains(&s) => {
+                    crate::Deadline::after(std::time::Duration::from_secs_f64(s))
+                }
+                Some(s) => return Err(Error::Usage(format!("--time-limit {s}: expected seconds in [0, 1e9]"))),
+            },
         };
-        Ok(ReplaySetup { workload, cluster, shares, settings, cfg, skipped: skipped.to_string() })
+        // Empty when the reader left nothing out.
+        let skipped = if skipped.is_empty() { String::new() } else { skipped.to_string() };
+        Ok(ReplaySetup { workload, cluster, shares, settings, cfg, skipped })
     }
 }
 
@@ -577,7 +591,7 @@ pub struct ReplaySetup {
     pub shares: Vec<f64>,
     pub settings: OnlineSettings,
     pub cfg: SimConfig,
-    /// What the reader skipped (Alibaba), empty when nothing.
+    /// What the reader skipped (Alibaba), empty when nothing was.
     pub skipped: String,
 }
 
@@ -594,30 +608,43 @@ pub struct ReplayOutput {
 /// `replay`: runs the trace under `scheduler` and checks the realized schedule. `trace_name`
 /// is what summary.json records as the trace (the CLI writes the path as given).
 pub fn replay(trace_src: &Source, trace_name: &str, opts: &ReplayOptions, scheduler: &str) -> Result<ReplayOutput> {
-    let ReplaySetup { workload, cluster, shares, settings, cfg, .. } = opts.setup(trace_src)?;
-    let mut policy = online::by_name(scheduler, &settings)?;
-    let result = sim::run(&workload, &cluster, policy.as_mut(), &cfg)?;
-    let name = policy.name();
-    let violations = crate::validate::validate_replay_on(&workload, &cluster, &cfg.speeds, &result);
-    if let Some(v) = violations.first() {
-        return Err(Error::Usage(format!(
-            "internal error: the replay under {name} broke {} rule(s), first: {v}; please report this with the trace",
+    let setup = opts.setup(trace_src)?;
+    let mut policy = online::by_name(scheduler, &setup.settings)?;
+    let result = sim::run(&setup.workload, &setup.cluster, policy.as_mut(), &setup.cfg)?;
+    replay_output(&setup, trace_name, opts, policy.name(), result)
+}
+
+/// Refuses a realized schedule that breaks a dependency or a capacity: that would be a bug in
+/// the simulator or a policy, and no figure may be computed from it.
+pub fn check_replay(setup: &ReplaySetup, result: &SimResult, scheduler: &str) -> Result<()> {
+    let violations = crate::validate::validate_replay_on(&setup.workload, &setup.cluster, &setup.cfg.speeds, result);
+    match violations.first() {
+        None => Ok(()),
+        Some(v) => Err(Error::Usage(format!(
+            "internal error: the replay under {scheduler} broke {} rule(s), first: {v}; please report this with the trace",
             violations.len()
-        )));
+        ))),
     }
-    let mut summary = metrics::summarize(&workload, &cluster, &result, &shares, 100);
+}
+
+/// Checks a finished replay and renders its three files (the CLI runs the simulator itself, to
+/// show progress, and then comes here too, so both write the same bytes).
+pub fn replay_output(
+    setup: &ReplaySetup,
+    trace_name: &str,
+    opts: &ReplayOptions,
+    name: String,
+    result: SimResult,
+) -> Result<ReplayOutput> {
+    let ReplaySetup { workload, cluster, shares, .. } = setup;
+    check_replay(setup, &result, &name)?;
+    let mut summary = metrics::summarize(workload, cluster, &result, shares, 100);
     if opts.no_timing {
         summary.decision_us = metrics::Stats::of(&[]);
     }
-    let mut jobs = String::from("job,queue,arrival,finish,jct,tasks\n");
-    for j in &result.jobs {
-        jobs += &format!("{},{},{},{},{},{}\n", j.name, j.queue, j.arrival, j.finish, j.jct(), j.tasks);
-    }
-    let mut sched = String::from("job,task,machine,start,end\n");
-    for r in &result.runs {
-        let job = &workload.jobs[r.job as usize];
-        sched += &format!("{},{},{},{},{}\n", job.name, job.dag.task_name(r.task), r.machine, r.start, r.end);
-    }
+    let utf8 = |b: Vec<u8>| String::from_utf8(b).expect("CSV of UTF-8 names is UTF-8");
+    let jobs = utf8(crate::output::replay::jobs_csv(&result)?);
+    let sched = utf8(crate::output::replay::schedule_csv(workload, &result)?);
     let mut json = serde_json::to_vec_pretty(&serde_json::json!({
         "trace": trace_name,
         "scheduler": name,

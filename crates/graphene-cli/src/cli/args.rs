@@ -6,6 +6,7 @@ use clap::Args;
 
 use graphene::formats::{self, Format, LoadOptions};
 use graphene::model::{Cluster, ClusterSpec, Dag};
+use graphene::request::{ClusterOptions, Source};
 use graphene::{Error, OfflineConfig, Result};
 
 /// Input size limits (see `graphene::limits`), global to every command. Unset flags keep the
@@ -78,55 +79,21 @@ pub struct ClusterArgs {
 }
 
 impl ClusterArgs {
+    /// The flags as the library's [`ClusterOptions`], which checks and resolves them (one set of
+    /// rules for the CLI and the Python package).
+    pub fn options(&self) -> ClusterOptions {
+        ClusterOptions {
+            file: self.cluster.clone().map(Source::Path),
+            machines: self.machines,
+            capacity: self.capacity.clone(),
+            no_overbook: self.no_overbook,
+            speeds: self.speeds.clone(),
+            bandwidth: self.bandwidth,
+        }
+    }
+
     pub fn spec(&self) -> Result<ClusterSpec> {
-        let mut spec = match &self.cluster {
-            Some(path) => formats::cluster::load(path)?,
-            None => {
-                let cap = match &self.capacity {
-                    Some(c) => formats::cluster::parse_capacity(c)?,
-                    None => ClusterSpec::default_capacity(),
-                };
-                let n = self.machines.unwrap_or(10);
-                if n == 0 {
-                    return Err(Error::Usage("--machines must be at least 1".into()));
-                }
-                graphene::limits::current().check_machines(n as u64, "--machines")?;
-                ClusterSpec::uniform(n, cap)
-            }
-        };
-        if self.no_overbook {
-            spec.overbook.clear();
-        }
-        self.apply_network(&mut spec)?;
-        Ok(spec)
-    }
-
-    /// Whether the cluster is left to the input (no flag describes it).
-    pub fn is_default(&self) -> bool {
-        self.cluster.is_none() && self.machines.is_none() && self.capacity.is_none()
-    }
-
-    /// Applies `--speeds` (one per machine: the groups are split into single machines) and
-    /// `--bandwidth`.
-    pub fn apply_network(&self, spec: &mut ClusterSpec) -> Result<()> {
-        if let Some(speeds) = &self.speeds {
-            let n = spec.machine_count();
-            if speeds.len() != n {
-                return Err(Error::Usage(format!("--speeds gives {} speeds for {n} machines", speeds.len())));
-            }
-            if let Some(s) = speeds.iter().find(|s| !(s.is_finite() && **s > 0.0)) {
-                return Err(Error::Usage(format!("--speeds: {s} is not a finite number > 0")));
-            }
-            spec.split_into_machines();
-            spec.speeds = speeds.clone();
-        }
-        if let Some(b) = self.bandwidth {
-            if !(b.is_finite() && b > 0.0) {
-                return Err(Error::Usage(format!("--bandwidth {b} must be a finite number > 0")));
-            }
-            spec.bandwidth = b;
-        }
-        Ok(())
+        self.options().spec()
     }
 }
 
@@ -143,36 +110,21 @@ pub fn load_job_dags(paths: &[PathBuf], input: &InputArgs) -> Result<Vec<Dag>> {
 /// The cluster resolved for workload traces (their fixed resource list); errors name the
 /// cluster file.
 pub fn trace_cluster(args: &ClusterArgs) -> Result<Cluster> {
-    args.spec()?.resolve(&graphene::trace::RESOURCES.map(String::from)).map_err(|e| match &args.cluster {
-        Some(p) => e.in_file(p),
-        None => e,
-    })
+    args.options().trace_cluster()
 }
 
 /// The cluster for a DAG file: a task-graph/network file brings its own nodes unless flags
 /// describe the cluster (`--speeds` and `--bandwidth` still apply).
 pub fn spec_for_file(args: &ClusterArgs, input: &InputArgs, path: &Path) -> Result<ClusterSpec> {
-    let own = args.is_default() && formats::is_network_file(path, input.format)?;
-    if !own {
-        return args.spec();
-    }
-    let (_, mut spec) = formats::hetero::load(path)?;
-    if args.no_overbook {
-        spec.overbook.clear();
-    }
-    args.apply_network(&mut spec)?;
-    Ok(spec)
+    args.options().spec_for(&Source::Path(path.to_path_buf()), input.format)
 }
 
 /// Resolves the cluster for one DAG and checks that every task fits some machine. Errors name
 /// the cluster file (bad capacities) or the DAG file (a task too big for every machine).
 pub fn cluster_for(spec: &ClusterSpec, dag: &Dag, cluster_file: Option<&Path>, dag_file: &Path) -> Result<Cluster> {
-    let cluster = spec.resolve(&dag.resources).map_err(|e| match cluster_file {
-        Some(p) => e.in_file(p),
-        None => e,
-    })?;
-    cluster.check_fits(dag).map_err(|e| e.in_file(dag_file))?;
-    Ok(cluster)
+    let opts =
+        ClusterOptions { file: cluster_file.map(|p| Source::Path(p.to_path_buf())), ..ClusterOptions::default() };
+    opts.cluster_for(spec, dag, &Source::Path(dag_file.to_path_buf()))
 }
 
 #[derive(Args, Debug, Clone)]

@@ -1,16 +1,13 @@
 //! `graphene replay`
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use graphene::fairness::FairnessMode;
-use graphene::metrics;
-use graphene::model::{ClusterSpec, Workload};
-use graphene::online::{self, Charge, Eta, GrapheneOnline, OnlineSettings};
+use graphene::online;
 use graphene::output::OutDir;
-use graphene::sim::{self, Misestimated, SimConfig};
-use graphene::trace::{self, TraceFormat, TraceOptions};
-use graphene::{Error, Result};
+use graphene::request::{ReplayOptions, ReplaySetup, Source};
+use graphene::sim::{self, SimConfig};
+use graphene::trace::TraceFormat;
+use graphene::Result;
 
 use super::args::ClusterArgs;
 
@@ -112,156 +109,52 @@ pub enum Fairness {
     Drf,
 }
 
-fn parse_misestimate(s: &str) -> Result<(f64, f64)> {
-    let bad = || Error::Usage(format!("--misestimate '{s}' is not LOW:HIGH with -1 < LOW <= HIGH"));
-    let (a, b) = s.split_once(':').ok_or_else(bad)?;
-    let lo: f64 = a.trim().parse().map_err(|_| bad())?;
-    let hi: f64 = b.trim().parse().map_err(|_| bad())?;
-    if !(lo > -1.0 && lo <= hi && hi.is_finite()) {
-        return Err(bad());
-    }
-    Ok((lo, hi))
-}
-
-/// Entitled share per queue, in `workload.queues()` order.
-fn shares(spec: Option<&str>, workload: &Workload) -> Result<Vec<f64>> {
-    let queues = workload.queues();
-    let Some(spec) = spec else {
-        return Ok(vec![1.0 / queues.len().max(1) as f64; queues.len()]);
-    };
-    let given: BTreeMap<String, f64> = graphene::formats::cluster::parse_capacity(spec)
-        .map_err(|_| Error::Usage(format!("--queues '{spec}' is not NAME=SHARE,...")))?;
-    for name in given.keys() {
-        if !queues.contains(name) {
-            return Err(Error::Usage(format!(
-                "--queues names '{name}', but the trace's queues are {}",
-                queues.join(", ")
-            )));
-        }
-    }
-    let out: Vec<f64> = queues
-        .iter()
-        .map(|q| given.get(q).copied().ok_or_else(|| Error::Usage(format!("--queues gives no share for queue '{q}'"))))
-        .collect::<Result<_>>()?;
-    let sum: f64 = out.iter().sum();
-    if sum <= 0.0 {
-        return Err(Error::Usage("--queues shares must not all be 0".into()));
-    }
-    Ok(out.iter().map(|s| s / sum).collect())
-}
-
-fn graphene_config(a: &Common, shares: &[f64]) -> Result<GrapheneOnline> {
-    let mut cfg = GrapheneOnline { shares: shares.to_vec(), ..GrapheneOnline::default() };
-    cfg.kappa = match a.kappa.as_deref() {
-        None => cfg.kappa,
-        Some("none") => None,
-        Some(k) => match k.parse::<f64>() {
-            Ok(v) if (0.0..1.0).contains(&v) => Some(v),
-            _ => return Err(Error::Usage(format!("--kappa '{k}' must be a number in [0, 1) or none"))),
-        },
-    };
-    cfg.eta = match a.eta.as_str() {
-        "auto" => Eta::Auto,
-        e => match e.parse::<f64>() {
-            Ok(v) if v >= 0.0 && v.is_finite() => Eta::Fixed(v),
-            _ => return Err(Error::Usage(format!("--eta '{e}' must be a number >= 0 or auto"))),
-        },
-    };
-    if let Some(rp) = a.rp {
-        if !(0.0..=1.0).contains(&rp) {
-            return Err(Error::Usage(format!("--rp {rp} must be in [0, 1]")));
-        }
-        cfg.rp = rp;
-    }
-    if let Some(x) = a.overbook_limit {
-        if !(x.is_finite() && x >= 1.0) {
-            return Err(Error::Usage(format!("--overbook-limit {x} must be a finite number >= 1")));
-        }
-        cfg.overbook = x;
-    }
-    cfg.charge = match a.charge {
-        ChargeArg::Time => Charge::Time,
-        ChargeArg::Task => Charge::Task,
-    };
-    cfg.fairness = match a.fairness {
-        Fairness::Slot => FairnessMode::Slot,
-        Fairness::Drf => FairnessMode::Drf,
-    };
-    Ok(cfg)
-}
-
-/// A loaded trace, its cluster and everything a replay needs besides the scheduler.
-pub struct Setup {
-    pub workload: graphene::model::Workload,
-    pub cluster: graphene::model::Cluster,
-    pub shares: Vec<f64>,
-    pub settings: OnlineSettings,
-    pub cfg: SimConfig,
-}
-
 impl Common {
-    pub fn setup(&self) -> Result<Setup> {
-        let a = self;
-        let format = match a.trace_format {
-            Some(f) => f,
-            None => trace::detect(&graphene::formats::read_text(&a.trace)?).map_err(|e| e.in_file(&a.trace))?,
-        };
-        let (workload, skipped) =
-            trace::load(&a.trace, &TraceOptions { format: Some(format), queues: a.spread_queues })?;
-        if !skipped.is_empty() {
-            eprintln!("{}: {skipped}", a.trace.display());
-        }
-        if workload.jobs.is_empty() {
-            return Err(Error::Usage(format!("{}: the trace holds no jobs", a.trace.display())));
-        }
-        let resources = workload.jobs[0].dag.resources.clone();
-        let spec = if format == TraceFormat::Alibaba && a.cluster.cluster.is_none() && a.cluster.capacity.is_none() {
-            // Alibaba's machines: 96 cores and 100 memory units each.
-            let cap =
-                [("cpu".to_string(), trace::alibaba::MACHINE_CPU), ("mem".to_string(), trace::alibaba::MACHINE_MEM)]
-                    .into_iter()
-                    .collect();
-            let n = a.cluster.machines.unwrap_or(4000);
-            graphene::limits::current().check_machines(n as u64, "--machines")?;
-            let mut s = ClusterSpec::uniform(n, cap);
-            if a.cluster.no_overbook {
-                s.overbook.clear();
+    /// The flags as the library's [`ReplayOptions`], which checks and resolves them (one set of
+    /// rules for the CLI and the Python package).
+    pub fn options(&self) -> ReplayOptions {
+        ReplayOptions {
+            trace_format: self.trace_format,
+            spread_queues: self.spread_queues,
+            cluster: self.cluster.options(),
+            kappa: self.kappa.clone(),
+            eta: self.eta.clone(),
+            rp: self.rp,
+            overbook_limit: self.overbook_limit,
+            fairness: match self.fairness {
+                Fairness::Slot => "slot",
+                Fairness::Drf => "drf",
             }
-            a.cluster.apply_network(&mut s)?;
-            s
-        } else {
-            a.cluster.spec()?
-        };
-        let cluster = spec.resolve(&resources).map_err(|e| match &a.cluster.cluster {
-            Some(p) => e.in_file(p),
-            None => e,
-        })?;
-        let shares = shares(a.queues.as_deref(), &workload)?;
-        let settings = OnlineSettings {
-            shares: shares.clone(),
-            graphene: graphene_config(a, &shares)?,
-            seed: a.seed,
-            decima_model: a.decima_model.clone(),
-        };
-        let cfg = SimConfig {
-            heartbeat: a.heartbeat,
-            misestimate: a.misestimate.as_deref().map(parse_misestimate).transpose()?,
-            misestimate_what: match a.misestimate_what {
-                MisestimatedArg::Durations => Misestimated::Durations,
-                MisestimatedArg::Demands => Misestimated::Demands,
-                MisestimatedArg::Both => Misestimated::Both,
-            },
-            seed: a.seed,
-            speeds: if spec.speeds.iter().all(|&s| s == 1.0) { Vec::new() } else { spec.network().speeds },
-            deadline: match a.time_limit {
-                None => graphene::Deadline::none(),
-                Some(s) if s.is_finite() && (0.0..=1e9).contains(&s) => {
-                    graphene::Deadline::after(std::time::Duration::from_secs_f64(s))
-                }
-                Some(s) => return Err(Error::Usage(format!("--time-limit {s}: expected seconds in [0, 1e9]"))),
-            },
-        };
-        Ok(Setup { workload, cluster, shares, settings, cfg })
+            .into(),
+            charge: match self.charge {
+                ChargeArg::Time => "time",
+                ChargeArg::Task => "task",
+            }
+            .into(),
+            queues: self.queues.clone(),
+            heartbeat: self.heartbeat,
+            misestimate: self.misestimate.clone(),
+            misestimate_what: match self.misestimate_what {
+                MisestimatedArg::Durations => "durations",
+                MisestimatedArg::Demands => "demands",
+                MisestimatedArg::Both => "both",
+            }
+            .into(),
+            seed: self.seed,
+            decima_model: self.decima_model.clone(),
+            no_timing: self.no_timing,
+            time_limit: self.time_limit,
+        }
+    }
+
+    /// Loads the trace and resolves everything a replay needs besides the scheduler, telling
+    /// the user on stderr what an Alibaba reader skipped.
+    pub fn setup(&self) -> Result<ReplaySetup> {
+        let setup = self.options().setup(&Source::Path(self.trace.clone()))?;
+        if !setup.skipped.is_empty() {
+            eprintln!("{}: {}", self.trace.display(), setup.skipped);
+        }
+        Ok(setup)
     }
 }
 
@@ -295,51 +188,22 @@ pub fn run_sim(
     result
 }
 
-/// Refuses a realized schedule that breaks a dependency or a capacity: that would be a bug in
-/// the simulator or a policy, and no figure should be computed from it.
-pub fn check(
-    workload: &graphene::model::Workload,
-    cluster: &graphene::model::Cluster,
-    result: &sim::SimResult,
-    speeds: &[f64],
-    scheduler: &str,
-) -> Result<()> {
-    let violations = graphene::validate::validate_replay_on(workload, cluster, speeds, result);
-    match violations.first() {
-        None => Ok(()),
-        Some(v) => Err(Error::Usage(format!(
-            "internal error: the replay under {scheduler} broke {} rule(s), first: {v}; please report this with the trace",
-            violations.len()
-        ))),
-    }
-}
-
 pub fn run(args: Args) -> Result<i32> {
     let a = &args.common;
     // The folder is prepared (and a bad --out refused) before the replay, not after it.
     let inputs: Vec<&std::path::Path> =
         std::iter::once(a.trace.as_path()).chain(a.cluster.cluster.as_deref()).collect();
     let mut out = OutDir::create(&args.out, &inputs)?;
-    let Setup { workload, cluster, shares, settings, cfg } = a.setup()?;
-    let mut policy = online::by_name(&args.scheduler, &settings)?;
-    let result = run_sim(&workload, &cluster, policy.as_mut(), &cfg, a.quiet)?;
-    check(&workload, &cluster, &result, &cfg.speeds, &policy.name())?;
-    let mut summary = metrics::summarize(&workload, &cluster, &result, &shares, 100);
-    if a.no_timing {
-        summary.decision_us = metrics::Stats::of(&[]);
-    }
-    out.write("jobs.csv", &graphene::output::replay::jobs_csv(&result)?)?;
-    out.write("schedule.csv", &graphene::output::replay::schedule_csv(&workload, &result)?)?;
-    let mut json = serde_json::to_vec_pretty(&serde_json::json!({
-        "trace": a.trace.display().to_string(),
-        "scheduler": policy.name(),
-        "machines": cluster.len(),
-        "seed": a.seed,
-        "summary": summary,
-    }))
-    .expect("serializable");
-    json.push(b'\n');
-    out.write("summary.json", &json)?;
+    let setup = a.setup()?;
+    let mut policy = online::by_name(&args.scheduler, &setup.settings)?;
+    let result = run_sim(&setup.workload, &setup.cluster, policy.as_mut(), &setup.cfg, a.quiet)?;
+    let cluster = &setup.cluster;
+    let rendered =
+        graphene::request::replay_output(&setup, &a.trace.display().to_string(), &a.options(), policy.name(), result)?;
+    let summary = &rendered.summary;
+    out.write("jobs.csv", rendered.jobs_csv.as_bytes())?;
+    out.write("schedule.csv", rendered.schedule_csv.as_bytes())?;
+    out.write("summary.json", &rendered.summary_json)?;
     out.commit()?;
     if !a.quiet {
         eprintln!(

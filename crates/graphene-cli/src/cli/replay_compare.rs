@@ -6,7 +6,8 @@ use graphene::metrics::{self, gap_percentiles, jct_gaps};
 use graphene::online;
 use graphene::{Error, Result};
 
-use super::replay::{Common, Setup};
+use super::replay::Common;
+use graphene::request::ReplaySetup;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -41,7 +42,8 @@ struct Row {
 }
 
 pub fn run(a: Args) -> Result<i32> {
-    let Setup { workload, cluster, shares, settings, cfg } = a.common.setup()?;
+    let setup = a.common.setup()?;
+    let ReplaySetup { workload, cluster, shares, settings, cfg, .. } = &setup;
     let mut names: Vec<String> = match &a.schedulers {
         Some(n) => n.clone(),
         None => online::NAMES.iter().map(|s| s.to_string()).collect(),
@@ -51,9 +53,9 @@ pub fn run(a: Args) -> Result<i32> {
     }
     let mut results = Vec::with_capacity(names.len());
     for name in &names {
-        let mut policy = online::by_name(name, &settings)?;
-        let r = super::replay::run_sim(&workload, &cluster, policy.as_mut(), &cfg, a.common.quiet)?;
-        super::replay::check(&workload, &cluster, &r, &cfg.speeds, name)?;
+        let mut policy = online::by_name(name, settings)?;
+        let r = super::replay::run_sim(workload, cluster, policy.as_mut(), cfg, a.common.quiet)?;
+        graphene::request::check_replay(&setup, &r, name)?;
         results.push(r);
     }
     let base_i = names.iter().position(|n| n == &a.baseline).ok_or_else(|| Error::Usage("baseline".into()))?;
@@ -61,7 +63,7 @@ pub fn run(a: Args) -> Result<i32> {
         .iter()
         .zip(&results)
         .map(|(name, r)| {
-            let s = metrics::summarize(&workload, &cluster, r, &shares, 10);
+            let s = metrics::summarize(workload, cluster, r, shares, 10);
             Row {
                 scheduler: name.clone(),
                 jct: s.jct,

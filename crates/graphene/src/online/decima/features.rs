@@ -20,7 +20,7 @@
 //! Job features (the limit score's extra input): the job's dominant share of the cluster, and
 //! its remaining work / [`WORK_SCALE`].
 
-use super::super::fits;
+use super::super::{fits, TaskRef};
 use crate::model::{ResVec, MAX_RESOURCES};
 use crate::sim::View;
 
@@ -322,4 +322,37 @@ pub fn observe(view: &View, jobs: &Tracks, total: &ResVec, cap: &ResVec, left: &
         }
     }
     b.finish()
+}
+
+/// Picks runnable tasks of `stage` that fit `left` while the job's share is below `limit` (the
+/// first regardless, when `force`); returns how many. Decima's rule for turning a ⟨stage,
+/// parallelism limit⟩ action into launches, shared by the `decima` policy and `graphene::env`.
+#[allow(clippy::too_many_arguments)]
+pub fn take(
+    view: &View,
+    tr: &mut JobTrack,
+    total: &ResVec,
+    job: u32,
+    stage: u32,
+    limit: f64,
+    force: bool,
+    left: &mut ResVec,
+    out: &mut Vec<TaskRef>,
+) -> usize {
+    let mut n = 0;
+    while let Some(t) = next_task(view, tr, job, stage) {
+        if !(tr.share(total, &view.hard) < limit || (force && n == 0)) {
+            break;
+        }
+        let d = view.requested(job, t);
+        if !fits(view, &d, left) {
+            break;
+        }
+        left.sub_assign(&d);
+        tr.pend[stage as usize] += 1;
+        tr.pend_held.add_assign(&d);
+        out.push(TaskRef { job, task: t });
+        n += 1;
+    }
+    n
 }

@@ -6,12 +6,12 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::cache::{self, EmbedCache};
-use super::features::{any_fits, next_task, observe, JobTrack, Obs, Tracks};
+use super::features::{any_fits, next_task, observe, take, JobTrack, Obs, Tracks};
 use super::memo::NoFit;
 use super::model::Model;
 use super::net::{self, level_value, Arch};
 use crate::model::ResVec;
-use crate::online::{fits, Policy, TaskRef};
+use crate::online::{Policy, TaskRef};
 use crate::sim::View;
 
 /// How actions are chosen.
@@ -108,38 +108,6 @@ impl Decima {
             }
         }
     }
-
-    /// Picks runnable tasks of `stage` that fit `left` while the job's share is below `limit`
-    /// (the first regardless, when `force`); returns how many.
-    #[allow(clippy::too_many_arguments)]
-    fn take(
-        view: &View,
-        tr: &mut JobTrack,
-        total: &ResVec,
-        job: u32,
-        stage: u32,
-        limit: f64,
-        force: bool,
-        left: &mut ResVec,
-        out: &mut Vec<TaskRef>,
-    ) -> usize {
-        let mut n = 0;
-        while let Some(t) = next_task(view, tr, job, stage) {
-            if !(tr.share(total, &view.hard) < limit || (force && n == 0)) {
-                break;
-            }
-            let d = view.requested(job, t);
-            if !fits(view, &d, left) {
-                break;
-            }
-            left.sub_assign(&d);
-            tr.pend[stage as usize] += 1;
-            tr.pend_held.add_assign(&d);
-            out.push(TaskRef { job, task: t });
-            n += 1;
-        }
-        n
-    }
 }
 
 impl Policy for Decima {
@@ -165,7 +133,7 @@ impl Policy for Decima {
             }
             let committed = std::mem::take(&mut tr.committed);
             for &s in &committed {
-                if Decima::take(view, tr, &total, job, s, tr.limit, false, &mut left, out) > 0 {
+                if take(view, tr, &total, job, s, tr.limit, false, &mut left, out) > 0 {
                     self.touched.push(job);
                 }
             }
@@ -193,7 +161,7 @@ impl Policy for Decima {
             let (job, stage) = obs.stage[v];
             let tr = self.jobs.get_mut(job).expect("observed jobs are tracked");
             let was_runnable = next_task(view, tr, job, stage).is_some();
-            let n = Decima::take(view, tr, &total, job, stage, limit, true, &mut left, out);
+            let n = take(view, tr, &total, job, stage, limit, true, &mut left, out);
             tr.limit = limit;
             self.touched.push(job);
             if !tr.committed.contains(&stage) {
