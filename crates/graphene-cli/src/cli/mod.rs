@@ -13,6 +13,7 @@ mod args;
 mod build;
 mod compare;
 mod export;
+mod export_trace;
 mod gen_trace;
 mod lower_bound;
 mod plot;
@@ -55,6 +56,8 @@ enum Command {
     ReplayCompare(replay_compare::Args),
     /// Export a schedule's precedence order for Tez, YARN, SLS or as CSV.
     Export(export::Args),
+    /// Export a whole workload trace for another engine's simulator (YARN SLS), in one order.
+    ExportTrace(export_trace::Args),
     /// Serve scheduling, lower bounds and validation over HTTP.
     Serve(serve::Args),
     /// Train the `decima` online policy (REINFORCE on simulated Poisson workloads).
@@ -86,6 +89,7 @@ pub fn run() -> i32 {
         Command::Replay(a) => replay::run(a),
         Command::ReplayCompare(a) => replay_compare::run(a),
         Command::Export(a) => export::run(a),
+        Command::ExportTrace(a) => export_trace::run(a),
         Command::Serve(a) => serve::run(a),
         Command::Plot(a) => plot::run(a),
         Command::TrainDecima(a) => train_decima::run(a),
