@@ -70,6 +70,15 @@ public class GrapheneAMSimulator extends AMSimulator {
   private final Map<ContainerId, JobDag.Task> running = new HashMap<>();
   private final List<ContainerId> toRelease = new ArrayList<>();
   private boolean isFinished = false;
+  /**
+   * Allocate calls sent so far, and the call each queued response answered: a container that
+   * comes back in the answer to call n was allocated before call n returned, so only requests
+   * sent in calls before n were surely pending at the RM when it was allocated. The event log
+   * keeps both numbers so the priority-order check never blames a request the RM had not seen.
+   */
+  private int calls = 0;
+  private final java.util.concurrent.BlockingQueue<Integer> responseCalls =
+      new java.util.concurrent.LinkedBlockingQueue<>();
   /** When SLS started this AM's task (the job's start in SLS's trace). */
   private long traceStartMs;
   /** Wall-clock time the application is submitted at; -1 once it is. */
@@ -215,6 +224,8 @@ public class GrapheneAMSimulator extends AMSimulator {
   protected void processResponseQueue() throws Exception {
     while (!responseQueue.isEmpty()) {
       AllocateResponse response = responseQueue.take();
+      Integer call = responseCalls.poll();
+      String callTag = "call=" + (call == null ? -1 : call);
       for (ContainerStatus cs : response.getCompletedContainersStatuses()) {
         ContainerId id = cs.getContainerId();
         JobDag.Task t = running.remove(id);
@@ -224,12 +235,12 @@ public class GrapheneAMSimulator extends AMSimulator {
           continue;
         }
         if (cs.getExitStatus() == ContainerExitStatus.SUCCESS) {
-          log("end", t, null, id);
+          log("end", t, null, id, callTag);
           finishedContainers++;
           toRequest.addAll(dag.finish(t.number));
         } else {
           // Preempted or lost with its node: the task runs again, at the same priority.
-          log("killed", t, null, id);
+          log("killed", t, null, id, callTag);
           toRequest.add(t);
         }
       }
@@ -243,7 +254,7 @@ public class GrapheneAMSimulator extends AMSimulator {
         running.put(c.getId(), t);
         se.getNmMap().get(c.getNodeId()).addNewContainer(c, t.durationMs, appId);
         getRanNodes().add(c.getNodeId());
-        log("start", t, c.getNodeId().getHost(), c.getId());
+        log("start", t, c.getNodeId().getHost(), c.getId(), callTag);
       }
     }
     if (!isFinished && dag.allFinished()) {
@@ -257,10 +268,11 @@ public class GrapheneAMSimulator extends AMSimulator {
     }
   }
 
-  private void log(String event, JobDag.Task t, String node, ContainerId id) {
+  private void log(String event, JobDag.Task t, String node, ContainerId id, String detail) {
     if (events != null) {
       events.write(event, jobName, String.valueOf(appId), arrivalMs, t.id(), t.priority,
-          t.vcores, t.memoryMb, node == null ? "" : node, id == null ? "" : id.toString(), "");
+          t.vcores, t.memoryMb, node == null ? "" : node, id == null ? "" : id.toString(),
+          detail);
     }
   }
 
@@ -270,12 +282,13 @@ public class GrapheneAMSimulator extends AMSimulator {
       return;
     }
     List<ResourceRequest> ask = new ArrayList<>();
+    int call = ++calls;
     for (JobDag.Task t : toRequest) {
       Resource cap = Resource.newInstance(t.memoryMb, (int) t.vcores);
       ask.add(createResourceRequest(cap, ExecutionType.GUARANTEED, ResourceRequest.ANY,
           t.priority, t.number, 1));
       pending.put(t.number, t);
-      log("request", t, null, null);
+      log("request", t, null, null, "call=" + call);
     }
     toRequest.clear();
     final AllocateRequest request = createAllocateRequest(ask, new ArrayList<>(toRelease));
@@ -288,6 +301,7 @@ public class GrapheneAMSimulator extends AMSimulator {
     AllocateResponse response = ugi.doAs((PrivilegedExceptionAction<AllocateResponse>) () ->
         rm.getApplicationMasterService().allocate(request));
     if (response != null) {
+      responseCalls.put(call);
       responseQueue.put(response);
     }
   }
