@@ -12,6 +12,7 @@
 //! * `bad_input`: every class of bad input through the CLI; `hardening`: hostile sizes, times
 //!   and output paths (nothing crashes, hangs or replaces what it must not).
 //! * `export`, `serve`: precedence-order exports round-trip; the HTTP service answers as the CLI.
+//! * `export_trace`: whole workloads for graphene's SLS AM, each order, and bad input.
 //! * `fuzz`: the seed corpora and every kept fuzz crash through the fuzz targets' checks.
 //! * `plot`: the SVG charts parse and hold the lanes, bars, lines and labels their inputs call for.
 
@@ -28,6 +29,7 @@ mod fuzz_checks;
 mod bad_input;
 mod cli;
 mod decima;
+mod export_trace;
 mod export;
 mod fuzz;
 mod hardening;
