@@ -59,8 +59,7 @@ pub fn run(a: Args) -> Result<i32> {
         queues: a.queues,
     };
     let cluster = super::args::trace_cluster(&a.cluster)?;
-    let (workload, report) =
-        trace::load(&a.trace, &TraceOptions { format: a.trace_format, queues: None })?;
+    let (workload, report) = trace::load(&a.trace, &TraceOptions { format: a.trace_format, queues: None })?;
     if !report.is_empty() {
         eprintln!("export-trace: {}", report);
     }
@@ -72,7 +71,8 @@ pub fn run(a: Args) -> Result<i32> {
         Error::Field { .. } => e.in_file(&a.trace),
         other => other,
     })?;
-    let inputs: Vec<&std::path::Path> = std::iter::once(a.trace.as_path()).chain(a.cluster.cluster.as_deref()).collect();
+    let inputs: Vec<&std::path::Path> =
+        std::iter::once(a.trace.as_path()).chain(a.cluster.cluster.as_deref()).collect();
     let mut dir = graphene::output::OutDir::create(&a.out, &inputs)?;
     dir.write("sls-jobs.json", &out.trace)?;
     dir.write("rumen-jobs.json", &out.rumen)?;

@@ -166,9 +166,8 @@ fn example_exports_through_the_cli() {
         assert_eq!(t["count"], 1);
     }
     // Task and parents travel in container.type: all-to-all bare, one-to-one with '~'.
-    let kind = |id: &str| {
-        tasks.iter().find(|t| t["container.type"].as_str().unwrap().split('<').next() == Some(id)).unwrap()
-    };
+    let kind =
+        |id: &str| tasks.iter().find(|t| t["container.type"].as_str().unwrap().split('<').next() == Some(id)).unwrap();
     assert_eq!(kind("scan[0]")["container.type"], "scan[0]");
     assert_eq!(kind("agg[3]")["container.type"], "agg[3]<scan");
     assert_eq!(kind("fix[1]")["container.type"], "fix[1]<agg");

@@ -153,7 +153,11 @@ fn bad_input_gets_a_clear_message_and_no_output() {
     let bad_name = TRACE.replace(",c,", ",c<x,").replace("b;c,", "b;c<x,");
     let cases: Vec<(String, Vec<&str>, Vec<&str>)> = vec![
         (too_big, vec![], vec!["trace.csv", "job j1", "b[0]", "40 vcores", "larger than any node", "16 vcores"]),
-        (TRACE.into(), vec!["--queues", "q0,q9"], vec!["trace.csv", "job j1", "queue", "'q1' is not a queue", "q0, q9"]),
+        (
+            TRACE.into(),
+            vec!["--queues", "q0,q9"],
+            vec!["trace.csv", "job j1", "queue", "'q1' is not a queue", "q0, q9"],
+        ),
         (missing_parent, vec![], vec!["trace.csv", "zz"]),
         (malformed, vec![], vec!["trace.csv", "line 3", "tasks"]),
         (bad_name, vec![], vec!["trace.csv", "job j1", "stage 'c<x'", "cannot carry"]),
@@ -179,8 +183,20 @@ fn tpch_workload_exports_in_every_order() {
     let dir = tempdir();
     let trace = dir.path().join("tpch.csv").display().to_string();
     run(&[
-        "gen-trace", "--dags", &tpch.display().to_string(), "--jobs", "3", "--queues", "2", "--seed", "5",
-        "--demands", "mixed", "--out", &trace, "-q",
+        "gen-trace",
+        "--dags",
+        &tpch.display().to_string(),
+        "--jobs",
+        "3",
+        "--queues",
+        "2",
+        "--seed",
+        "5",
+        "--demands",
+        "mixed",
+        "--out",
+        &trace,
+        "-q",
     ])
     .ok();
     let text = std::fs::read_to_string(&trace).unwrap();

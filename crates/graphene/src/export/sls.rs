@@ -396,11 +396,12 @@ pub fn write_workload(workload: &Workload, cluster: &Cluster, opts: &TraceExport
         let start_ms = (job.arrival * opts.units.time_ms).round() as u64;
         let cp = paths::bottom_levels(&job.dag).into_iter().fold(0.0, f64::max);
         let end_ms = start_ms + (cp * opts.units.time_ms).round() as u64;
-        let rec = job_record(&job.dag, &job.name, &job.queue, start_ms, end_ms, &entries, &opts.units)
-            .map_err(|e| match e {
+        let rec = job_record(&job.dag, &job.name, &job.queue, start_ms, end_ms, &entries, &opts.units).map_err(
+            |e| match e {
                 Error::Field { field, message } => Error::field(format!("job {}: {field}", job.name), message),
                 other => other,
-            })?;
+            },
+        )?;
         serde_json::to_writer(&mut trace, &rec).expect("SLS records always serialize");
         trace.push(b'\n');
         serde_json::to_writer(&mut rumen, &rumen_stand_in(k, &job.queue, start_ms, rec.end_ms))
