@@ -27,7 +27,7 @@ pub enum ExportFormat {
     Tez,
     /// One YARN container request per task: priority, vcores, memory-mb (JSON).
     Yarn,
-    /// A YARN Scheduler Load Simulator (SLS) job trace (JSON).
+    /// A YARN Scheduler Load Simulator (SLS) job for graphene's SLS AM (JSON, am.type graphene).
     Sls,
     /// task,stage,priority,start,end,machine
     Csv,
