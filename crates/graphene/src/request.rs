@@ -371,6 +371,29 @@ pub fn gen_trace(
     trace::native_csv::write(&workload)
 }
 
+/// `export-trace --format sls`: a workload trace (file or text) exported for graphene's SLS AM
+/// with the order in `opts`, for the cluster the options describe. Errors in a job (its queue,
+/// a task no machine holds, a stage name the trace cannot carry) name the trace file.
+pub fn export_trace(
+    trace_src: &Source,
+    trace_format: Option<TraceFormat>,
+    cluster: &ClusterOptions,
+    opts: &crate::export::sls::TraceExportOptions,
+) -> Result<(crate::export::sls::TraceExport, String)> {
+    let c = cluster.trace_cluster()?;
+    let (workload, skipped) = match trace_src {
+        Source::Path(p) => trace::load(p, &TraceOptions { format: trace_format, queues: None })?,
+        Source::Text { text, .. } => trace::parse(text, trace_format)?,
+    };
+    let out = crate::export::sls::write_workload(&workload, &c, opts).map_err(|e| match (e, trace_src) {
+        // A job's field is the trace file's; a bad flag is nobody's file.
+        (e @ Error::Field { .. }, Source::Path(p)) => e.in_file(p),
+        (e, _) => e,
+    })?;
+    let skipped = if skipped.is_empty() { String::new() } else { skipped.to_string() };
+    Ok((out, skipped))
+}
+
 /// The replay flags (`replay` and `replay-compare` share them).
 #[derive(Clone, Debug)]
 pub struct ReplayOptions {

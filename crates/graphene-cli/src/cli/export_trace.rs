@@ -2,10 +2,10 @@
 
 use std::path::PathBuf;
 
-use graphene::export::sls::{self, TraceExportOptions, TraceOrder};
+use graphene::export::sls::{TraceExportOptions, TraceOrder};
 use graphene::export::Units;
-use graphene::trace::{self, TraceFormat, TraceOptions};
-use graphene::{Error, Result};
+use graphene::trace::TraceFormat;
+use graphene::Result;
 
 use super::args::ClusterArgs;
 
@@ -58,19 +58,19 @@ pub fn run(a: Args) -> Result<i32> {
         units: Units { cpu: a.cpu_resource, mem: a.mem_resource, mem_mb: a.mem_mb, time_ms: a.time_ms },
         queues: a.queues,
     };
-    let cluster = super::args::trace_cluster(&a.cluster)?;
-    let (workload, report) = trace::load(&a.trace, &TraceOptions { format: a.trace_format, queues: None })?;
-    if !report.is_empty() {
-        eprintln!("export-trace: {}", report);
+    // The library does the work (the Python package and the CLI share one path).
+    let (out, skipped) = graphene::request::export_trace(
+        &graphene::request::Source::Path(a.trace.clone()),
+        a.trace_format,
+        &a.cluster.options(),
+        &opts,
+    )?;
+    if !skipped.is_empty() {
+        eprintln!("export-trace: {skipped}");
     }
     let out = match a.format {
-        TraceExportFormat::Sls => sls::write_workload(&workload, &cluster, &opts),
-    }
-    .map_err(|e| match e {
-        // A job's field (its queue, a task too large) is the trace file's.
-        Error::Field { .. } => e.in_file(&a.trace),
-        other => other,
-    })?;
+        TraceExportFormat::Sls => out,
+    };
     let inputs: Vec<&std::path::Path> =
         std::iter::once(a.trace.as_path()).chain(a.cluster.cluster.as_deref()).collect();
     let mut dir = graphene::output::OutDir::create(&a.out, &inputs)?;
