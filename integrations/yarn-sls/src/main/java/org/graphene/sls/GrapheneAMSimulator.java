@@ -38,7 +38,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Registered with SLS's own extension point, {@code yarn.sls.am.type.graphene} =
  * {@code org.graphene.sls.GrapheneAMSimulator} in {@code sls-runner.xml}; trace jobs with
- * {@code "am.type": "graphene"} get it. SLS's stock AMs do not fit: {@code MRAMSimulator}
+ * {@code "am.type": "graphene"} get it. Hadoop 3.4.2's SLS cannot read SLS-format jobs with
+ * tasks (see {@link GrapheneTrace}), so runs give SLS Rumen stand-ins, whose fixed type
+ * {@code mapreduce} is mapped to this class too, and the AM reads its job from graphene's trace
+ * ({@code yarn.sls.graphene.trace.file}); it submits at the job's arrival itself, because SLS
+ * starts every Rumen job at 0. SLS's stock AMs do not fit: {@code MRAMSimulator}
  * knows two phases and overwrites every container's priority with its fixed map/reduce
  * priorities, and {@code DAGAMSimulator} releases requests by a fixed delay, not by parents.
  *
@@ -49,8 +53,8 @@ import org.slf4j.LoggerFactory;
  * <p>A job the AM cannot run (a task larger than every node or than the scheduler's maximum
  * allocation, an unknown queue, a malformed task entry, a missing parent) is reported, as a
  * {@code skip} line in the event log and an error in SLS's log, by throwing from
- * {@link #init}: {@code AMRunner.startAMFromSLSTrace} catches it per job, leaves the job out
- * of the run and goes on with the next one.
+ * {@link #init}: SLS's {@code AMRunner} catches it per job, leaves the job out of the run and
+ * goes on with the next one.
  */
 public class GrapheneAMSimulator extends AMSimulator {
   private static final Logger LOG = LoggerFactory.getLogger(GrapheneAMSimulator.class);
