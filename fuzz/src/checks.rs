@@ -38,7 +38,7 @@ fn text(data: &[u8]) -> Option<&str> {
 fn refused(e: &Error) {
     fn internal(e: &Error) -> bool {
         match e {
-            Error::InFile { source, .. } => internal(source),
+            Error::InFile { source, .. } | Error::AtLine { source, .. } => internal(source),
             Error::Usage(m) => m.starts_with("internal error"),
             _ => false,
         }

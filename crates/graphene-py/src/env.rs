@@ -123,6 +123,7 @@ impl Env {
             executors: o.take("executors")?.unwrap_or(20),
             demands: o.take("demands")?,
             seed: o.take("dag_seed")?.unwrap_or(0),
+            job: None,
         };
         let ro: ReplayOptions = replay_opts(&o)?;
         o.finish()?;

@@ -40,7 +40,7 @@ create_exception!(_native, InternalError, GrapheneError, "A bug in graphene (a c
 /// The innermost error (a file wrapper names where, its source says what).
 fn kind(e: &Error) -> &Error {
     match e {
-        Error::InFile { source, .. } => kind(source),
+        Error::InFile { source, .. } | Error::AtLine { source, .. } => kind(source),
         other => other,
     }
 }
@@ -55,7 +55,7 @@ pub(crate) fn to_py(e: Error) -> PyErr {
         Error::Io(_) => GrapheneIOError::new_err(msg),
         Error::TooLarge { .. } => TooLargeError::new_err(msg),
         Error::TimedOut { .. } => TimedOutError::new_err(msg),
-        Error::Usage(_) | Error::InFile { .. } => UsageError::new_err(msg),
+        Error::Usage(_) | Error::InFile { .. } | Error::AtLine { .. } => UsageError::new_err(msg),
     }
 }
 
@@ -148,7 +148,10 @@ fn format_of(s: &str) -> PyResult<Format> {
         "wfcommons" => Format::Wfcommons,
         "tpch" => Format::Tpch,
         "hetero" => Format::Hetero,
-        other => return Err(usage(format!("unknown format '{other}' (known: native, wfcommons, tpch, hetero)"))),
+        "spark" => Format::Spark,
+        other => {
+            return Err(usage(format!("unknown format '{other}' (known: native, wfcommons, tpch, hetero, spark)")))
+        }
     })
 }
 
@@ -160,6 +163,7 @@ fn load_opts(o: &Opts) -> PyResult<LoadOptions> {
         executors: o.take("executors")?.unwrap_or(d.executors),
         demands: o.take("demands")?,
         seed: o.take("seed")?.unwrap_or(0),
+        job: o.take("job")?,
     })
 }
 
@@ -195,6 +199,7 @@ pub(crate) fn replay_opts(o: &Opts) -> PyResult<ReplayOptions> {
         None => None,
         Some("native") => Some(TraceFormat::Native),
         Some("alibaba") => Some(TraceFormat::Alibaba),
+        Some("spark") => Some(TraceFormat::Spark),
         Some(other) => return Err(usage(format!("unknown trace format '{other}' (known: native, alibaba)"))),
     };
     Ok(ReplayOptions {

@@ -108,7 +108,7 @@ pub fn timed_out(st: &AppState) -> Response {
 /// The status for a refused request: what the client must change decides it.
 pub fn status_of(e: &Error) -> StatusCode {
     match e {
-        Error::InFile { source, .. } => status_of(source),
+        Error::InFile { source, .. } | Error::AtLine { source, .. } => status_of(source),
         // Not readable as JSON (or CSV): the body itself is malformed.
         Error::Syntax { .. } => StatusCode::BAD_REQUEST,
         Error::Field { field, .. } if field == request::BODY => StatusCode::BAD_REQUEST,

@@ -73,6 +73,7 @@ impl Options {
             executors: self.executors.unwrap_or(20),
             demands: self.demands.clone(),
             seed: self.seed.unwrap_or(0),
+            job: None,
         })
     }
 

@@ -13,6 +13,9 @@ pub enum Error {
     /// A syntax or type error at a position in a text file.
     #[error("line {line}, column {column}: {message}")]
     Syntax { line: usize, column: usize, message: String },
+    /// An error found on one line of a line-oriented file (a JSON-lines log).
+    #[error("line {line}: {source}")]
+    AtLine { line: usize, source: Box<Error> },
     /// A well-formed value that is not acceptable, named by its field path.
     #[error("{field}: {message}")]
     Field { field: String, message: String },
@@ -53,6 +56,11 @@ impl Error {
         hint: impl Into<String>,
     ) -> Error {
         Error::TooLarge { field: field.into(), value: value.to_string(), limit: limit.to_string(), hint: hint.into() }
+    }
+
+    /// Places an error on line `line` (1-based) of the file it will be reported in.
+    pub fn at_line(self, line: usize) -> Error {
+        Error::AtLine { line, source: Box::new(self) }
     }
 
     pub fn in_file(self, file: &Path) -> Error {

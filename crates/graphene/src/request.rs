@@ -529,7 +529,12 @@ impl ReplayOptions {
     pub fn setup(&self, trace_src: &Source) -> Result<ReplaySetup> {
         let format = match self.trace_format {
             Some(f) => f,
-            None => trace_src.named(trace::detect(&trace_src.text()?))?,
+            None => match trace_src {
+                // A compressed log or a rolling-log directory is known by its name; its text
+                // is not readable as is.
+                Source::Path(p) if crate::formats::spark::looks_like_spark(p) => TraceFormat::Spark,
+                _ => trace_src.named(trace::detect(&trace_src.text()?))?,
+            },
         };
         let opts = TraceOptions { format: Some(format), queues: self.spread_queues };
         let (workload, skipped) = match trace_src {

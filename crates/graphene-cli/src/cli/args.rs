@@ -129,12 +129,15 @@ pub fn cluster_for(spec: &ClusterSpec, dag: &Dag, cluster_file: Option<&Path>, d
 
 #[derive(Args, Debug, Clone)]
 pub struct InputArgs {
-    /// Input format (detected from the file's top-level keys when absent).
+    /// Input format (detected from the file's content, or a Spark log's name, when absent).
     #[arg(long, value_enum)]
     pub format: Option<Format>,
     /// TPC-H query (1-22) to read from a Decima TPC-H file.
     #[arg(long, value_name = "N")]
     pub query: Option<u32>,
+    /// Spark event log: the job to read (every job that succeeded when absent).
+    #[arg(long, value_name = "ID")]
+    pub job: Option<u64>,
     /// TPC-H: executor count whose measured task durations are used.
     #[arg(long, value_name = "E", default_value_t = 20)]
     pub executors: u32,
@@ -155,6 +158,7 @@ impl InputArgs {
             executors: self.executors,
             demands: self.demands.clone(),
             seed: self.seed,
+            job: self.job,
         }
     }
 }

@@ -77,6 +77,7 @@ pub fn run(a: Args) -> Result<i32> {
                 executors: a.executors,
                 demands: a.demands,
                 seed: a.seed,
+                job: None,
             };
             Some(formats::load_dag(path, &load)?)
         }

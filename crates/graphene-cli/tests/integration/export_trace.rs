@@ -179,7 +179,7 @@ fn bad_input_gets_a_clear_message_and_no_output() {
 /// Real data: a TPC-H workload exports in all three orders with one entry per task.
 #[test]
 fn tpch_workload_exports_in_every_order() {
-    let Some(tpch) = shared("decima-tpch/json/tpch-2g.json") else { return };
+    let Some(tpch) = shared("data/decima-tpch/json/tpch-2g.json") else { return };
     let dir = tempdir();
     let trace = dir.path().join("tpch.csv").display().to_string();
     run(&[

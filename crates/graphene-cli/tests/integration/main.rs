@@ -14,6 +14,7 @@
 //! * `export`, `serve`: precedence-order exports round-trip; the HTTP service answers as the CLI.
 //! * `export_trace`: whole workloads for graphene's SLS AM, each order, and bad input.
 //! * `fuzz`: the seed corpora and every kept fuzz crash through the fuzz targets' checks.
+//! * `spark`: Spark event logs (plain, compressed, rolling) against an independent reading in Python.
 //! * `plot`: the SVG charts parse and hold the lanes, bars, lines and labels their inputs call for.
 
 mod util;
@@ -41,4 +42,5 @@ mod properties;
 mod regression;
 mod replay;
 mod serve;
+mod spark;
 mod trace;

@@ -1,4 +1,5 @@
-//! Readers and writers for files: DAGs (native, WfCommons, Decima TPC-H), clusters, schedules.
+//! Readers and writers for files: DAGs (native, WfCommons, Decima TPC-H, Spark event logs),
+//! clusters, schedules.
 //!
 //! Every reader returns errors that name the file and then the line and column, or the field.
 
@@ -7,6 +8,7 @@ pub mod hetero;
 pub mod native;
 pub mod profile;
 pub mod schedule_file;
+pub mod spark;
 pub mod tpch;
 pub mod wfcommons;
 
@@ -60,6 +62,9 @@ pub enum Format {
     /// Task graph and network (`tasks`, `edges`, `nodes`, `links`) of the heterogeneous
     /// reference instances; the network is the cluster unless one is given.
     Hetero,
+    /// A Spark event log: a JSON-lines file (plain or compressed with zstd, lz4 or snappy) or a
+    /// rolling-log directory; each job that succeeded is a DAG.
+    Spark,
 }
 
 /// How to read DAG files: format detection, which TPC-H query and duration samples, and which
@@ -75,11 +80,13 @@ pub struct LoadOptions {
     /// formats that carry no demands).
     pub demands: Option<String>,
     pub seed: u64,
+    /// Spark event logs: the job to read (all jobs that succeeded when None).
+    pub job: Option<u64>,
 }
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        LoadOptions { format: None, query: None, executors: 20, demands: None, seed: 0 }
+        LoadOptions { format: None, query: None, executors: 20, demands: None, seed: 0, job: None }
     }
 }
 
@@ -113,8 +120,11 @@ pub(crate) fn stem(path: &Path) -> String {
     path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "dag".into())
 }
 
-/// Guesses the format from the top-level keys.
+/// Guesses the format from the top-level keys (or, for JSON lines, the first line's event).
 pub fn detect(text: &str) -> Result<Format> {
+    if spark::looks_like_spark_text(text) {
+        return Ok(Format::Spark);
+    }
     let value: serde_json::Value = serde_json::from_str(text).map_err(|e| Error::from_json(&e))?;
     let obj = value.as_object().ok_or_else(|| Error::field("(top level)", "expected a JSON object"))?;
     if obj.contains_key("stages") {
@@ -128,7 +138,7 @@ pub fn detect(text: &str) -> Result<Format> {
     } else {
         Err(Error::field(
             "(top level)",
-            "cannot tell the format: expected \"stages\" (graphene), \"workflow\" (WfCommons), \"queries\" (Decima TPC-H) or \"tasks\" and \"nodes\" (task graph and network); use --format",
+            "cannot tell the format: expected \"stages\" (graphene), \"workflow\" (WfCommons), \"queries\" (Decima TPC-H) or \"tasks\" and \"nodes\" (task graph and network), or Spark event-log lines; use --format",
         ))
     }
 }
@@ -137,6 +147,7 @@ pub fn detect(text: &str) -> Result<Format> {
 pub fn is_network_file(path: &Path, format: Option<Format>) -> Result<bool> {
     Ok(match format {
         Some(f) => f == Format::Hetero,
+        None if spark::looks_like_spark(path) => false,
         None => {
             let text = read_text(path)?;
             detect(&text).map_err(|e| e.in_file(path))? == Format::Hetero
@@ -149,6 +160,10 @@ pub fn load_dags(path: &Path, opts: &LoadOptions) -> Result<Vec<Dag>> {
     // A bad profile name is the flag's fault, not the file's: report it before reading.
     if let Some(p) = &opts.demands {
         profile::Profile::by_name(p)?;
+    }
+    if opts.format == Some(Format::Spark) || (opts.format.is_none() && spark::looks_like_spark(path)) {
+        let dags = spark::read(path)?.dags(opts.job).map_err(|e| e.in_file(path))?;
+        return apply_profile(dags, Format::Spark, opts);
     }
     let text = read_text(path)?;
     parse_dags(&text, &stem(path), opts).map_err(|e| e.in_file(path))
@@ -173,10 +188,16 @@ pub fn parse_dags(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Dag>
         Format::Wfcommons => vec![wfcommons::parse(text, name)?],
         Format::Tpch => tpch::parse(text, name, opts.query, opts.executors)?,
         Format::Hetero => vec![hetero::parse(text, name)?.0],
+        Format::Spark => spark::parse(text, name)?.dags(opts.job)?,
     };
+    apply_profile(dags, format, opts)
+}
+
+/// Fills demands from `--demands`, or from the format's default profile when it has none.
+fn apply_profile(dags: Vec<Dag>, format: Format, opts: &LoadOptions) -> Result<Vec<Dag>> {
     let profile = match (&opts.demands, format) {
         (Some(p), _) => Some(profile::Profile::by_name(p)?),
-        (None, Format::Native | Format::Hetero) => None,
+        (None, Format::Native | Format::Hetero | Format::Spark) => None,
         (None, _) => Some(profile::Profile::default_for(format)),
     };
     Ok(match profile {

@@ -109,11 +109,13 @@ pub struct SkipReport {
     pub jobs: BTreeMap<SkipReason, (usize, String)>,
     /// Rows of the raw trace dropped because their status is not `Terminated`.
     pub rows_not_terminated: usize,
+    /// What other readers say they left out or merged (a Spark log's report), one line each.
+    pub notes: Vec<String>,
 }
 
 impl SkipReport {
     pub fn is_empty(&self) -> bool {
-        self.jobs.is_empty() && self.rows_not_terminated == 0
+        self.jobs.is_empty() && self.rows_not_terminated == 0 && self.notes.is_empty()
     }
 
     pub fn jobs_skipped(&self) -> usize {
@@ -156,6 +158,7 @@ impl fmt::Display for SkipReport {
             let n = self.rows_not_terminated;
             parts.push(format!("dropped {} row{} not Terminated", thousands(n), if n == 1 { "" } else { "s" }));
         }
+        parts.extend(self.notes.iter().cloned());
         write!(f, "{}", parts.join("; "))
     }
 }

@@ -46,6 +46,9 @@ pub enum TraceFormat {
     Native,
     /// Alibaba cluster-trace-v2018 `batch_task.csv` (9 columns) or the spar sample (7 columns).
     Alibaba,
+    /// A Spark event log (file, compressed file or rolling directory): the application's jobs
+    /// that succeeded, at their submission times, in their scheduler pools.
+    Spark,
 }
 
 /// How to read a trace file.
@@ -60,6 +63,9 @@ pub struct TraceOptions {
 
 /// Guesses the format of a trace from its first non-empty line.
 pub fn detect(text: &str) -> Result<TraceFormat> {
+    if crate::formats::spark::looks_like_spark_text(text) {
+        return Ok(TraceFormat::Spark);
+    }
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let first = first.trim_start_matches('\u{feff}');
     let head: Vec<&str> = first.split(',').map(str::trim).collect();
@@ -89,8 +95,16 @@ pub fn load(path: &Path, opts: &TraceOptions) -> Result<(Workload, SkipReport)> 
     if opts.queues == Some(0) {
         return Err(Error::Usage("--spread-queues must be at least 1".into()));
     }
-    let text = crate::formats::read_text(path)?;
-    let (mut workload, report) = parse(&text, opts.format).map_err(|e| e.in_file(path))?;
+    let spark = opts.format == Some(TraceFormat::Spark)
+        || (opts.format.is_none() && crate::formats::spark::looks_like_spark(path));
+    let (mut workload, report) = if spark {
+        let app = crate::formats::spark::read(path)?;
+        let report = SkipReport { notes: vec![app.report.to_string()], ..SkipReport::default() };
+        (app.workload().map_err(|e| e.in_file(path))?, report)
+    } else {
+        let text = crate::formats::read_text(path)?;
+        parse(&text, opts.format).map_err(|e| e.in_file(path))?
+    };
     if let Some(k) = opts.queues {
         spread_queues(&mut workload, k)?;
     }
@@ -106,6 +120,11 @@ pub fn parse(text: &str, format: Option<TraceFormat>) -> Result<(Workload, SkipR
     match format {
         TraceFormat::Native => Ok((native_csv::read(text)?, SkipReport::default())),
         TraceFormat::Alibaba => alibaba::read(text),
+        TraceFormat::Spark => {
+            let app = crate::formats::spark::parse(text, "spark")?;
+            let report = SkipReport { notes: vec![app.report.to_string()], ..SkipReport::default() };
+            Ok((app.workload()?, report))
+        }
     }
 }
 

@@ -1,0 +1,289 @@
+//! Spark event logs (`--format spark`): the committed fixtures were written by real Spark runs
+//! (`scripts/spark-eventlogs`, commands in tests/data/README.md); what the reader makes of them
+//! is checked against a few lines of Python that read the same JSON lines on their own, and the
+//! compressed and rolling forms of one log must give the same DAGs as the plain one.
+
+use std::path::{Path, PathBuf};
+
+use graphene::formats::{self, LoadOptions};
+use graphene::model::Dag;
+
+use crate::util::{repo, run, tempdir};
+
+const PLAIN: &str = "tests/data/spark/tpch-q3";
+const ROLLING: &str = "tests/data/spark/eventlog_v2_tpch-q5-aqe";
+
+fn dags(path: &Path) -> Vec<Dag> {
+    formats::load_dags(path, &LoadOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Per job: sorted (stage, tasks, total duration in ms, parents that ran), computed from the log
+/// by Python with no help from graphene: the successful attempt of each (stage, index), stages a
+/// job lists that ran tasks, edges among those.
+const ORACLE: &str = r#"
+import json, sys
+jobs, ran, best = {}, {}, {}
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    ev = e["Event"]
+    if ev == "SparkListenerJobStart":
+        jobs[e["Job ID"]] = {"stages": e["Stage Infos"], "ok": None}
+    elif ev == "SparkListenerJobEnd":
+        jobs[e["Job ID"]]["ok"] = e["Job Result"]["Result"] == "JobSucceeded"
+    elif ev == "SparkListenerStageSubmitted":
+        sid = e["Stage Info"]["Stage ID"]
+        ran.setdefault(sid, min(j for j, v in jobs.items() if v["ok"] is None and any(s["Stage ID"] == sid for s in v["stages"])))
+    elif ev == "SparkListenerTaskEnd" and e["Task End Reason"]["Reason"] == "Success":
+        t = e["Task Info"]
+        k = (e["Stage ID"], t["Index"])
+        if k not in best or t["Finish Time"] < best[k][1]:
+            best[k] = (t["Launch Time"], t["Finish Time"])
+out = {}
+for j, v in sorted(jobs.items()):
+    if not v["ok"]:
+        continue
+    here = sorted({s["Stage ID"] for s in v["stages"] if ran.get(s["Stage ID"]) == j})
+    rows = []
+    for s in sorted({s["Stage ID"]: s for s in v["stages"]}.values(), key=lambda s: s["Stage ID"]):
+        if s["Stage ID"] not in here:
+            continue
+        d = [f - l for (st, _), (l, f) in best.items() if st == s["Stage ID"]]
+        rows.append([s["Stage ID"], len(d), sum(d), sorted(p for p in s["Parent IDs"] if p in here)])
+    if rows:
+        out[j] = rows
+print(json.dumps(out))
+"#;
+
+fn oracle(plain: &Path) -> serde_json::Value {
+    let out = std::process::Command::new("python3").arg("-c").arg(ORACLE).arg(plain).output().expect("python3 runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The same shape as the oracle's rows, from graphene's DAG.
+fn summary(dag: &Dag) -> serde_json::Value {
+    let id = |name: &str| name.strip_prefix("stage").unwrap().parse::<i64>().unwrap();
+    let mut rows: Vec<(i64, serde_json::Value)> = dag
+        .stages
+        .iter()
+        .map(|s| {
+            let ms: f64 = s.tasks().map(|t| dag.tasks[t as usize].duration * 1000.0).sum();
+            let mut parents: Vec<i64> = s.parents.iter().map(|p| id(&dag.stages[p.stage as usize].name)).collect();
+            parents.sort();
+            (id(&s.name), serde_json::json!([id(&s.name), s.len, ms.round() as i64, parents]))
+        })
+        .collect();
+    rows.sort_by_key(|r| r.0);
+    serde_json::Value::Array(rows.into_iter().map(|r| r.1).collect())
+}
+
+fn job_id(dag: &Dag) -> String {
+    dag.name.rsplit_once("-job").unwrap().1.to_string()
+}
+
+#[test]
+fn plain_log_holds_the_stages_tasks_and_durations_python_reads() {
+    let plain = repo(PLAIN);
+    let want = oracle(&plain);
+    let got = dags(&plain);
+    let want = want.as_object().unwrap();
+    assert_eq!(got.len(), want.len(), "jobs: graphene {} python {}", got.len(), want.len());
+    for dag in &got {
+        assert_eq!(summary(dag), want[&job_id(dag)], "{}", dag.name);
+    }
+    // The query's join is a real DAG: some job has a stage with two parents.
+    assert!(got.iter().any(|d| d.stages.iter().any(|s| s.parents.len() >= 2)));
+    // Demands: one core per task; local[4] with spark.driver.memory 2g gives 0.5 GiB a task.
+    let d = &got[0].tasks[0].demand;
+    assert_eq!((d.0[0], d.0[1]), (1.0, 0.5));
+}
+
+fn same_dags(a: &[Dag], b: &[Dag]) {
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(b) {
+        assert_eq!(x.name, y.name);
+        assert_eq!(summary(x), summary(y), "{}", x.name);
+        let tx: Vec<_> = x.tasks.iter().map(|t| (t.duration, t.demand.0)).collect();
+        let ty: Vec<_> = y.tasks.iter().map(|t| (t.duration, t.demand.0)).collect();
+        assert_eq!(tx, ty, "{}", x.name);
+    }
+}
+
+#[test]
+fn compressed_logs_give_the_plain_logs_dags() {
+    let plain = dags(&repo(PLAIN));
+    for codec in ["zstd", "lz4", "snappy"] {
+        let path = repo(&format!("{PLAIN}.{codec}"));
+        same_dags(&plain, &dags(&path));
+    }
+}
+
+#[test]
+fn a_rolling_log_split_in_parts_gives_the_same_dags() {
+    let plain_path = repo(PLAIN);
+    let text = std::fs::read_to_string(&plain_path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let dir = tempdir();
+    let roll = dir.path().join("eventlog_v2_local-1");
+    std::fs::create_dir(&roll).unwrap();
+    std::fs::write(roll.join("appstatus_local-1"), "").unwrap();
+    // Out of name order on purpose: part 10 must come after part 2.
+    let third = lines.len() / 3;
+    for (n, chunk) in [(1, &lines[..third]), (2, &lines[third..2 * third]), (10, &lines[2 * third..])] {
+        std::fs::write(roll.join(format!("events_{n}_local-1")), chunk.join("\n") + "\n").unwrap();
+    }
+    same_dags(&dags(&plain_path), &dags(&roll));
+}
+
+#[test]
+fn a_real_rolling_zstd_log_with_adaptive_execution_reads() {
+    let path = repo(ROLLING);
+    let got = dags(&path);
+    // Adaptive execution runs the query as several jobs, some reusing earlier shuffles.
+    assert!(got.len() >= 3, "{} jobs", got.len());
+    let r = run(&[
+        "replay".as_ref(),
+        path.as_os_str(),
+        "--machines".as_ref(),
+        "1".as_ref(),
+        "--capacity".as_ref(),
+        "cpu=4,mem=2".as_ref(),
+        "--out".as_ref(),
+        tempdir().path().join("r").as_os_str(),
+    ]);
+    let err = r.ok().stderr;
+    assert!(err.contains("jobs read") && err.contains("skipped stages"), "{err}");
+}
+
+#[test]
+fn replay_takes_the_jobs_at_their_submission_times() {
+    let dir = tempdir();
+    let out = dir.path().join("r");
+    let plain = repo(PLAIN);
+    run(&[
+        "replay".as_ref(),
+        plain.as_os_str(),
+        "--machines".as_ref(),
+        "2".as_ref(),
+        "--capacity".as_ref(),
+        "cpu=4,mem=2".as_ref(),
+        "--out".as_ref(),
+        out.as_os_str(),
+    ])
+    .ok();
+    let jobs = std::fs::read_to_string(out.join("jobs.csv")).unwrap();
+    // Submission times from the log, by Python: (JobStart Submission Time - ApplicationStart) / 1000.
+    let py = r#"
+import json, sys
+start, subs = None, []
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e["Event"] == "SparkListenerApplicationStart": start = e["Timestamp"]
+    if e["Event"] == "SparkListenerJobStart": subs.append((e["Job ID"], (e["Submission Time"] - start) / 1000))
+print(json.dumps(subs))
+"#;
+    let o = std::process::Command::new("python3").arg("-c").arg(py).arg(&plain).output().unwrap();
+    let subs: Vec<(i64, f64)> = serde_json::from_slice(&o.stdout).unwrap();
+    let rows: Vec<Vec<String>> = jobs.lines().skip(1).map(|l| l.split(',').map(String::from).collect()).collect();
+    assert_eq!(rows.len(), subs.len());
+    for (job, arrival) in subs {
+        let row = rows.iter().find(|r| r[0] == format!("job{job}")).unwrap();
+        assert!((row[2].parse::<f64>().unwrap() - arrival).abs() < 1e-9, "{row:?} vs {arrival}");
+    }
+}
+
+fn broken(name: &str, edit: impl FnOnce(Vec<String>) -> Vec<String>) -> (tempfile::TempDir, PathBuf) {
+    let text = std::fs::read_to_string(repo(PLAIN)).unwrap();
+    let lines = edit(text.lines().map(String::from).collect());
+    let dir = tempdir();
+    let p = dir.path().join(name);
+    std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+    (dir, p)
+}
+
+fn fails(path: &Path, want: &[&str]) {
+    let r = run(&["build-schedule".as_ref(), path.as_os_str(), "--format".as_ref(), "spark".as_ref()]);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    let err = r.stderr;
+    assert!(err.contains(&path.display().to_string()), "{err}");
+    for w in want {
+        assert!(err.contains(w), "missing '{w}' in: {err}");
+    }
+}
+
+fn line_of(lines: &[String], event: &str) -> usize {
+    lines.iter().position(|l| l.contains(&format!("\"Event\":\"{event}\""))).unwrap()
+}
+
+#[test]
+fn malformed_logs_are_clear_errors_naming_file_line_and_field() {
+    // A line cut short (not an in-progress log): the line and that it is truncated.
+    let (_d, p) = broken("cut", |mut l| {
+        let i = line_of(&l, "SparkListenerTaskEnd");
+        let half = l[i].len() / 2;
+        l[i].truncate(half);
+        l
+    });
+    let i = line_of(
+        &std::fs::read_to_string(repo(PLAIN)).unwrap().lines().map(String::from).collect::<Vec<_>>(),
+        "SparkListenerTaskEnd",
+    );
+    fails(&p, &[&format!("line {}", i + 1), "cut short"]);
+
+    // An event no Spark writes.
+    let (_d, p) = broken("unknown", |mut l| {
+        l.insert(3, r#"{"Event":"NoSuchEvent","x":1}"#.into());
+        l
+    });
+    fails(&p, &["line 4", "Event", "unknown event 'NoSuchEvent'"]);
+
+    // A stage whose parent never appears.
+    let (_d, p) = broken("parent", |mut l| {
+        let i = line_of(&l, "SparkListenerJobStart");
+        let mut e: serde_json::Value = serde_json::from_str(&l[i]).unwrap();
+        e["Stage Infos"][0]["Parent IDs"] = serde_json::json!([999]);
+        l[i] = e.to_string();
+        l
+    });
+    fails(&p, &["Parent IDs", "stage 999 never appears"]);
+
+    // The same task id ending twice.
+    let (_d, p) = broken("dup", |mut l| {
+        let i = line_of(&l, "SparkListenerTaskEnd");
+        let dup = l[i].clone();
+        l.insert(i + 1, dup);
+        l
+    });
+    fails(
+        &p,
+        &[
+            &format!(
+                "line {}",
+                line_of(
+                    &std::fs::read_to_string(repo(PLAIN)).unwrap().lines().map(String::from).collect::<Vec<_>>(),
+                    "SparkListenerTaskEnd"
+                ) + 2
+            ),
+            "Task ID",
+            "duplicate task id",
+        ],
+    );
+
+    // A failed job asked for by id: said so, not mangled.
+    let (_d, p) = broken("failed", |l| {
+        l.into_iter().map(|x| x.replace("\"Result\":\"JobSucceeded\"", "\"Result\":\"JobFailed\"")).collect()
+    });
+    fails(&p, &["no job that succeeded", "failed jobs left out"]);
+}
+
+#[test]
+fn an_in_progress_logs_cut_last_line_is_dropped_with_a_note() {
+    let text = std::fs::read_to_string(repo(PLAIN)).unwrap();
+    let dir = tempdir();
+    let p = dir.path().join("local-1.inprogress");
+    let cut = &text[..text.trim_end().len() - 10];
+    std::fs::write(&p, cut).unwrap();
+    let app = graphene::formats::spark::read(&p).unwrap();
+    assert!(app.report.partial_line_dropped);
+    assert!(app.report.to_string().contains("cut-short last line"));
+}

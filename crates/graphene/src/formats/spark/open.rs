@@ -1,0 +1,323 @@
+//! Finding and decompressing the files of a Spark event log.
+//!
+//! Spark writes an application's log in one of two layouts (`spark.eventLog.rolling.enabled`):
+//! a single file `<appId>[.<codec>][.inprogress]`, or a directory `eventlog_v2_<appId>` holding
+//! `events_<N>_<appId>[.<codec>]` parts (read in order of `N`) and an `appstatus_*` marker. With
+//! `spark.eventLog.compress` each file is compressed by `spark.eventLog.compression.codec`, named
+//! by its extension: `zstd` (the default since Spark 4), `lz4` or `snappy`. Each codec is read in
+//! the stream framing Spark's `CompressionCodec` writes, which is not the codec's own file format
+//! for two of them:
+//!
+//! * `zstd`: plain Zstandard frames (zstd-jni's output stream), one or more.
+//! * `lz4`: lz4-java's `LZ4BlockOutputStream`: blocks of `"LZ4Block"`, a token (method in the high
+//!   nibble: 1 stored, 2 LZ4), compressed and original lengths and an xxhash32 (little-endian
+//!   32-bit each), then the block; an empty block ends a stream, and streams may follow each other.
+//! * `snappy`: snappy-java's `SnappyOutputStream`: a 16-byte header (`\x82SNAPPY\0`, version,
+//!   compatible version) and then chunks of a big-endian 32-bit length and a raw Snappy block.
+//!
+//! Every size is checked against `--limit-input` before it is allocated, on the compressed and on
+//! the decompressed side, so a small hostile file cannot expand without bound.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// One file of the log, decompressed, with the name errors should carry.
+pub struct LogPart {
+    pub path: PathBuf,
+    pub text: String,
+    /// The file is still being written (`.inprogress`): its last line may be cut short.
+    pub in_progress: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Codec {
+    Plain,
+    Zstd,
+    Lz4,
+    Snappy,
+}
+
+/// True when `path` looks like a Spark event log by its name alone: a rolling-log directory or
+/// a file with a Spark compression codec's extension.
+pub fn looks_like_spark(path: &Path) -> bool {
+    if path.is_dir() {
+        return rolling_parts(path).map(|p| !p.is_empty()).unwrap_or(false);
+    }
+    let name = file_name(path);
+    let name = name.strip_suffix(".inprogress").unwrap_or(&name);
+    [".zstd", ".zst", ".lz4", ".snappy", ".lzf"].iter().any(|ext| name.ends_with(ext))
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// The parts of a log, decompressed, in the order Spark wrote them.
+pub fn read_parts(path: &Path) -> Result<Vec<LogPart>> {
+    if path.is_dir() {
+        let parts = rolling_parts(path).map_err(|e| e.in_file(path))?;
+        if parts.is_empty() {
+            return Err(Error::Usage(
+                "a directory, but not a rolling Spark event log (no events_<N>_<appId> files in it)".into(),
+            )
+            .in_file(path));
+        }
+        let mut total = 0u64;
+        let mut out = Vec::with_capacity(parts.len());
+        for p in parts {
+            let part = read_file(&p)?;
+            total += part.text.len() as u64;
+            crate::limits::current()
+                .check_input_bytes(total, "decompressed size of the rolling log")
+                .map_err(|e| e.in_file(path))?;
+            out.push(part);
+        }
+        Ok(out)
+    } else {
+        Ok(vec![read_file(path)?])
+    }
+}
+
+/// `events_<N>_<appId>[.codec]` files of a rolling-log directory, by `N`.
+fn rolling_parts(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut parts: Vec<(u64, PathBuf)> = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(Error::Io)? {
+        let entry = entry.map_err(Error::Io)?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix("events_") else { continue };
+        let Some((n, _)) = rest.split_once('_') else { continue };
+        if let Ok(n) = n.parse::<u64>() {
+            parts.push((n, entry.path()));
+        }
+    }
+    parts.sort();
+    for w in parts.windows(2) {
+        if w[0].0 == w[1].0 {
+            return Err(Error::Usage(format!(
+                "two parts numbered {}: {} and {}",
+                w[0].0,
+                file_name(&w[0].1),
+                file_name(&w[1].1)
+            )));
+        }
+    }
+    Ok(parts.into_iter().map(|(_, p)| p).collect())
+}
+
+fn read_file(path: &Path) -> Result<LogPart> {
+    let fail = |e: Error| e.in_file(path);
+    let name = file_name(path);
+    let in_progress = name.ends_with(".inprogress");
+    let base = name.strip_suffix(".inprogress").unwrap_or(&name);
+    let codec = match base.rsplit_once('.').map(|(_, ext)| ext) {
+        Some("zstd" | "zst") => Codec::Zstd,
+        Some("lz4") => Codec::Lz4,
+        Some("snappy") => Codec::Snappy,
+        Some("lzf") => {
+            return Err(fail(Error::Usage(
+                "compressed with lzf, which graphene does not read; rewrite the log with \
+                 spark.eventLog.compression.codec=zstd, lz4 or snappy"
+                    .into(),
+            )))
+        }
+        _ => Codec::Plain,
+    };
+    let text = if codec == Codec::Plain {
+        crate::formats::read_text(path)?
+    } else {
+        let limits = crate::limits::current();
+        let file = std::fs::File::open(path).map_err(|e| fail(Error::Io(e)))?;
+        if let Ok(meta) = file.metadata() {
+            limits.check_input_bytes(meta.len(), "file size").map_err(fail)?;
+        }
+        let mut raw = Vec::new();
+        file.take(limits.input_bytes.saturating_add(1)).read_to_end(&mut raw).map_err(|e| fail(Error::Io(e)))?;
+        limits.check_input_bytes(raw.len() as u64, "file size").map_err(fail)?;
+        let bytes = decompress(codec, &raw, limits.input_bytes).map_err(fail)?;
+        let mut text = String::from_utf8(bytes).map_err(|e| {
+            fail(Error::Usage(format!(
+                "decompressed, but not UTF-8 text (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            )))
+        })?;
+        if text.starts_with('\u{feff}') {
+            text.drain(..'\u{feff}'.len_utf8());
+        }
+        text
+    };
+    Ok(LogPart { path: path.to_path_buf(), text, in_progress })
+}
+
+fn too_big(limit: u64) -> Error {
+    Error::too_large("decompressed size", format!("more than {limit} bytes"), limit, "raise it with --limit-input")
+}
+
+fn decompress(codec: Codec, raw: &[u8], limit: u64) -> Result<Vec<u8>> {
+    match codec {
+        Codec::Plain => Ok(raw.to_vec()),
+        Codec::Zstd => zstd(raw, limit),
+        Codec::Lz4 => lz4_blocks(raw, limit),
+        Codec::Snappy => snappy_java(raw, limit),
+    }
+}
+
+fn zstd(mut raw: &[u8], limit: u64) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut frame = 0;
+    while !raw.is_empty() {
+        frame += 1;
+        let mut dec = ruzstd::decoding::StreamingDecoder::new(&mut raw)
+            .map_err(|e| Error::Usage(format!("zstd frame {frame}: {e}")))?;
+        let room = limit.saturating_sub(out.len() as u64).saturating_add(1);
+        (&mut dec)
+            .take(room)
+            .read_to_end(&mut out)
+            .map_err(|e| Error::Usage(format!("zstd frame {frame}: {e} (the file is truncated or corrupt)")))?;
+        if out.len() as u64 > limit {
+            return Err(too_big(limit));
+        }
+    }
+    Ok(out)
+}
+
+const LZ4_MAGIC: &[u8] = b"LZ4Block";
+const LZ4_HEADER: usize = LZ4_MAGIC.len() + 1 + 4 + 4 + 4;
+
+fn lz4_blocks(raw: &[u8], limit: u64) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    let mut block = 0;
+    let le = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize;
+    while at < raw.len() {
+        block += 1;
+        let offset = at;
+        let bad = |what: String| Error::Usage(format!("lz4 block {block} at byte {offset}: {what}"));
+        if raw.len() - at < LZ4_HEADER {
+            return Err(bad("truncated block header".into()));
+        }
+        let head = &raw[at..at + LZ4_HEADER];
+        if &head[..8] != LZ4_MAGIC {
+            return Err(bad(
+                "no \"LZ4Block\" magic: not lz4-java's block stream (what Spark's lz4 codec writes)".into()
+            ));
+        }
+        let method = head[8] & 0xf0;
+        let compressed = le(&head[9..13]);
+        let original = le(&head[13..17]);
+        at += LZ4_HEADER;
+        if original == 0 {
+            continue; // the end mark of one stream; another may follow
+        }
+        if out.len() as u64 + original as u64 > limit {
+            return Err(too_big(limit));
+        }
+        if raw.len() - at < compressed {
+            return Err(bad(format!("{compressed} compressed bytes announced, {} left", raw.len() - at)));
+        }
+        let data = &raw[at..at + compressed];
+        match method {
+            0x10 => {
+                if compressed != original {
+                    return Err(bad(format!("stored block of {compressed} bytes claims {original}")));
+                }
+                out.extend_from_slice(data);
+            }
+            0x20 => {
+                let start = out.len();
+                out.resize(start + original, 0);
+                let n = lz4_flex::block::decompress_into(data, &mut out[start..]).map_err(|e| bad(e.to_string()))?;
+                if n != original {
+                    return Err(bad(format!("decompressed to {n} bytes, the header says {original}")));
+                }
+            }
+            m => return Err(bad(format!("unknown compression method 0x{m:02x}"))),
+        }
+        at += compressed;
+    }
+    Ok(out)
+}
+
+const SNAPPY_MAGIC: &[u8] = b"\x82SNAPPY\x00";
+
+fn snappy_java(raw: &[u8], limit: u64) -> Result<Vec<u8>> {
+    if raw.len() < 16 || &raw[..8] != SNAPPY_MAGIC {
+        return Err(Error::Usage(
+            "no snappy-java stream header (\\x82SNAPPY): not what Spark's snappy codec writes".into(),
+        ));
+    }
+    let mut out = Vec::new();
+    let mut dec = snap::raw::Decoder::new();
+    let mut at = 16usize;
+    let mut chunk = 0;
+    while at < raw.len() {
+        chunk += 1;
+        let offset = at;
+        let bad = |what: String| Error::Usage(format!("snappy chunk {chunk} at byte {offset}: {what}"));
+        if raw.len() - at < 4 {
+            return Err(bad("truncated chunk length".into()));
+        }
+        let n = u32::from_be_bytes([raw[at], raw[at + 1], raw[at + 2], raw[at + 3]]) as usize;
+        at += 4;
+        if raw.len() - at < n {
+            return Err(bad(format!("{n} bytes announced, {} left", raw.len() - at)));
+        }
+        let data = &raw[at..at + n];
+        let len = snap::raw::decompress_len(data).map_err(|e| bad(e.to_string()))?;
+        if out.len() as u64 + len as u64 > limit {
+            return Err(too_big(limit));
+        }
+        let start = out.len();
+        out.resize(start + len, 0);
+        dec.decompress(data, &mut out[start..]).map_err(|e| bad(e.to_string()))?;
+        at += n;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lz4_stored_and_compressed_blocks_and_end_marks() {
+        let text = b"{\"Event\":\"SparkListenerLogStart\"}\n".repeat(20);
+        let packed = lz4_flex::block::compress(&text);
+        let mut raw = Vec::new();
+        let block = |raw: &mut Vec<u8>, method: u8, data: &[u8], original: usize| {
+            raw.extend_from_slice(LZ4_MAGIC);
+            raw.push(method);
+            raw.extend_from_slice(&(data.len() as u32).to_le_bytes());
+            raw.extend_from_slice(&(original as u32).to_le_bytes());
+            raw.extend_from_slice(&0u32.to_le_bytes());
+            raw.extend_from_slice(data);
+        };
+        block(&mut raw, 0x25, &packed, text.len());
+        block(&mut raw, 0x10, b"ab", 2);
+        block(&mut raw, 0x10, b"", 0);
+        block(&mut raw, 0x10, b"c", 1);
+        let out = lz4_blocks(&raw, 1 << 20).unwrap();
+        assert_eq!(out.len(), text.len() + 3);
+        assert!(out.starts_with(&text) && out.ends_with(b"abc"));
+        assert!(lz4_blocks(&raw, 100).unwrap_err().to_string().contains("limit"));
+        assert!(lz4_blocks(&raw[..raw.len() - 1], 1 << 20).unwrap_err().to_string().contains("announced"));
+        assert!(lz4_blocks(b"LZ4Blocx12345678901234567", 10).unwrap_err().to_string().contains("magic"));
+    }
+
+    #[test]
+    fn snappy_java_chunks() {
+        let mut raw = SNAPPY_MAGIC.to_vec();
+        raw.extend_from_slice(&1u32.to_be_bytes());
+        raw.extend_from_slice(&1u32.to_be_bytes());
+        for part in [&b"hello "[..], &b"world"[..]] {
+            let c = snap::raw::Encoder::new().compress_vec(part).unwrap();
+            raw.extend_from_slice(&(c.len() as u32).to_be_bytes());
+            raw.extend_from_slice(&c);
+        }
+        assert_eq!(snappy_java(&raw, 100).unwrap(), b"hello world");
+        assert!(snappy_java(&raw, 5).unwrap_err().to_string().contains("limit"));
+        assert!(snappy_java(&raw[..raw.len() - 2], 100).is_err());
+        assert!(snappy_java(b"not snappy at all", 100).is_err());
+    }
+}
