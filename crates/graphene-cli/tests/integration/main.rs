@@ -15,6 +15,7 @@
 //! * `export_trace`: whole workloads for graphene's SLS AM, each order, and bad input.
 //! * `fuzz`: the seed corpora and every kept fuzz crash through the fuzz targets' checks.
 //! * `spark`: Spark event logs (plain, compressed, rolling) against an independent reading in Python.
+//! * `task_graphs`: STG, DAX and DOT fixtures, and against the WfCommons reader on a real workflow.
 //! * `plot`: the SVG charts parse and hold the lanes, bars, lines and labels their inputs call for.
 
 mod util;
@@ -43,4 +44,5 @@ mod regression;
 mod replay;
 mod serve;
 mod spark;
+mod task_graphs;
 mod trace;

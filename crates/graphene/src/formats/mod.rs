@@ -4,11 +4,16 @@
 //! Every reader returns errors that name the file and then the line and column, or the field.
 
 pub mod cluster;
+pub mod dax;
+pub mod dot;
+mod dot_syntax;
 pub mod hetero;
 pub mod native;
 pub mod profile;
 pub mod schedule_file;
 pub mod spark;
+pub mod stg;
+pub(crate) mod task_graph;
 pub mod tpch;
 pub mod wfcommons;
 
@@ -62,6 +67,12 @@ pub enum Format {
     /// Task graph and network (`tasks`, `edges`, `nodes`, `links`) of the heterogeneous
     /// reference instances; the network is the cluster unless one is given.
     Hetero,
+    /// Kasahara's Standard Task Graph text format (one processor per task).
+    Stg,
+    /// Pegasus DAX XML (DAX 2 and 3): jobs, files and child/parent dependencies.
+    Dax,
+    /// Graphviz DOT digraph with dslab-dag's task attributes (size or runtime, cores, memory).
+    Dot,
     /// A Spark event log: a JSON-lines file (plain or compressed with zstd, lz4 or snappy) or a
     /// rolling-log directory; each job that succeeded is a DAG.
     Spark,
@@ -125,6 +136,15 @@ pub fn detect(text: &str) -> Result<Format> {
     if spark::looks_like_spark_text(text) {
         return Ok(Format::Spark);
     }
+    if dax::looks_like(text) {
+        return Ok(Format::Dax);
+    }
+    if dot::looks_like(text) {
+        return Ok(Format::Dot);
+    }
+    if stg::looks_like(text) {
+        return Ok(Format::Stg);
+    }
     let value: serde_json::Value = serde_json::from_str(text).map_err(|e| Error::from_json(&e))?;
     let obj = value.as_object().ok_or_else(|| Error::field("(top level)", "expected a JSON object"))?;
     if obj.contains_key("stages") {
@@ -138,7 +158,7 @@ pub fn detect(text: &str) -> Result<Format> {
     } else {
         Err(Error::field(
             "(top level)",
-            "cannot tell the format: expected \"stages\" (graphene), \"workflow\" (WfCommons), \"queries\" (Decima TPC-H) or \"tasks\" and \"nodes\" (task graph and network), or Spark event-log lines; use --format",
+            "cannot tell the format: expected \"stages\" (graphene), \"workflow\" (WfCommons), \"queries\" (Decima TPC-H) or \"tasks\" and \"nodes\" (task graph and network), Spark event-log lines, a DAX <adag>, a DOT digraph or an STG task count; use --format",
         ))
     }
 }
@@ -189,6 +209,9 @@ pub fn parse_dags(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Dag>
         Format::Tpch => tpch::parse(text, name, opts.query, opts.executors)?,
         Format::Hetero => vec![hetero::parse(text, name)?.0],
         Format::Spark => spark::parse(text, name)?.dags(opts.job)?,
+        Format::Stg => vec![stg::parse(text, name)?],
+        Format::Dax => vec![dax::parse(text, name)?],
+        Format::Dot => vec![dot::parse(text, name)?],
     };
     apply_profile(dags, format, opts)
 }
@@ -197,7 +220,7 @@ pub fn parse_dags(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Dag>
 fn apply_profile(dags: Vec<Dag>, format: Format, opts: &LoadOptions) -> Result<Vec<Dag>> {
     let profile = match (&opts.demands, format) {
         (Some(p), _) => Some(profile::Profile::by_name(p)?),
-        (None, Format::Native | Format::Hetero | Format::Spark) => None,
+        (None, Format::Native | Format::Hetero | Format::Spark | Format::Stg | Format::Dax | Format::Dot) => None,
         (None, _) => Some(profile::Profile::default_for(format)),
     };
     Ok(match profile {

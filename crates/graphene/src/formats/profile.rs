@@ -85,7 +85,7 @@ impl Profile {
 
     pub fn default_for(f: Format) -> Profile {
         match f {
-            Format::Native | Format::Hetero | Format::Spark => Profile::Keep,
+            Format::Native | Format::Hetero | Format::Spark | Format::Stg | Format::Dax | Format::Dot => Profile::Keep,
             Format::Wfcommons | Format::Tpch => Profile::Mixed,
         }
     }

@@ -1,0 +1,197 @@
+//! Pegasus DAX workflows (the XML `adag` of DAX 2 and 3, as Pegasus, WorkflowSim and the
+//! Pegasus workflow generator write them).
+//!
+//! * Each `<job>` is a task named by its `id`, grouped by its `name` (the transformation, e.g.
+//!   `mProjectPP`). Its runtime in seconds is the `runtime` attribute (WorkflowSim's and the
+//!   generator's files), else a `<profile namespace="pegasus" key="runtime">`; a job with neither
+//!   is an error.
+//! * Dependencies are the union of the explicit `<child ref><parent ref/></child>` entries and
+//!   the data flow: a job that reads (`<uses link="input">`) a file another job writes
+//!   (`link="output"`) depends on it. The file is named by `file` (DAX 3) or `name` (DAX 2).
+//!   The bytes a parent writes and the child reads are the edge's data, in MB (10^6 bytes), for
+//!   `--bandwidth` (MB per second).
+//! * Demands: `cpu` = the `pegasus` profile `cores` (1 when absent); `mem` = its `memory`
+//!   (MB) / 1000 in GB; `disk` = the bytes the job reads and writes over its runtime, in MB/s
+//!   (as for WfCommons); `net` 0.
+//! * Sub-workflows (`<dag>`, `<dax>`) are not read: they are an error naming the element.
+
+use std::collections::HashMap;
+
+use super::task_graph::{demand, number, TaskGraph, TaskNode};
+use super::wfcommons::task_type;
+use crate::error::{Error, Result};
+use crate::model::Dag;
+
+/// True when the text is XML whose root is `adag`.
+pub fn looks_like(text: &str) -> bool {
+    let t = text.trim_start();
+    t.starts_with('<') && t.contains("<adag")
+}
+
+struct Uses {
+    file: String,
+    output: bool,
+    size: f64,
+}
+
+pub fn parse(text: &str, name: &str) -> Result<Dag> {
+    let opts = roxmltree::ParsingOptions { allow_dtd: false, nodes_limit: u32::MAX };
+    let doc = roxmltree::Document::parse_with_options(text, opts).map_err(|e| {
+        let p = e.pos();
+        Error::Syntax { line: p.row as usize, column: p.col as usize, message: format!("not well-formed XML: {e}") }
+    })?;
+    let root = doc.root_element();
+    let line = |n: roxmltree::Node| doc.text_pos_at(n.range().start).row;
+    if root.tag_name().name() != "adag" {
+        return Err(Error::field(
+            "(root element)",
+            format!("<{}> where a DAX <adag> was expected", root.tag_name().name()),
+        ));
+    }
+    let dag_name = root.attribute("name").map(String::from).unwrap_or_else(|| name.to_string());
+    let mut g = TaskGraph::default();
+    let mut uses: Vec<(String, Vec<Uses>)> = Vec::new();
+    let mut explicit: Vec<(String, String, String)> = Vec::new();
+    for el in root.children().filter(|n| n.is_element()) {
+        let at = format!("line {}", line(el));
+        match el.tag_name().name() {
+            "job" => {
+                let id = el.attribute("id").ok_or_else(|| Error::field(format!("{at}: <job>"), "no id attribute"))?;
+                let at = format!("{at} (job {id})");
+                let profile = |key: &str| {
+                    el.children()
+                        .filter(|c| c.has_tag_name("profile"))
+                        .find(|c| c.attribute("namespace") == Some("pegasus") && c.attribute("key") == Some(key))
+                        .and_then(|c| c.text())
+                        .map(str::trim)
+                };
+                let runtime = match el.attribute("runtime").or_else(|| profile("runtime")) {
+                    Some(v) => number(v, &at, "runtime")?,
+                    None => {
+                        return Err(Error::field(
+                            at,
+                            "no runtime: give a runtime attribute or a pegasus profile with key runtime",
+                        ))
+                    }
+                };
+                let cores = profile("cores").map(|v| number(v, &at, "cores")).transpose()?.unwrap_or(1.0);
+                let memory = profile("memory").map(|v| number(v, &at, "memory")).transpose()?.unwrap_or(0.0);
+                let mut files = Vec::new();
+                for u in el.children().filter(|c| c.has_tag_name("uses")) {
+                    let uat = format!("line {} (job {id}) <uses>", line(u));
+                    let file = u
+                        .attribute("file")
+                        .or_else(|| u.attribute("name"))
+                        .ok_or_else(|| Error::field(uat.clone(), "no file (DAX 3) or name (DAX 2) attribute"))?;
+                    let output = match u.attribute("link") {
+                        Some("output") => true,
+                        Some("input" | "inout" | "none" | "checkpoint") | None => false,
+                        Some(other) => return Err(Error::field(uat, format!("link '{other}' is not input or output"))),
+                    };
+                    let size = u.attribute("size").map(|v| number(v, &uat, "size")).transpose()?.unwrap_or(0.0);
+                    files.push(Uses { file: file.to_string(), output, size });
+                }
+                let io: f64 = files.iter().map(|f| f.size).sum();
+                let disk = if runtime > 0.0 { io / runtime / 1e6 } else { 0.0 };
+                let group = el.attribute("name").map(task_type).unwrap_or(id).to_string();
+                g.add(TaskNode {
+                    name: id.to_string(),
+                    group,
+                    duration: runtime,
+                    demand: demand(cores, memory / 1000.0, disk),
+                    at: at.clone(),
+                })?;
+                uses.push((id.to_string(), files));
+            }
+            "child" => {
+                let child =
+                    el.attribute("ref").ok_or_else(|| Error::field(format!("{at}: <child>"), "no ref attribute"))?;
+                for p in el.children().filter(|c| c.has_tag_name("parent")) {
+                    let pat = format!("line {} <parent>", line(p));
+                    let parent = p.attribute("ref").ok_or_else(|| Error::field(pat.clone(), "no ref attribute"))?;
+                    explicit.push((parent.to_string(), child.to_string(), pat));
+                }
+            }
+            "dag" | "dax" => {
+                return Err(Error::field(
+                    format!("{at}: <{}>", el.tag_name().name()),
+                    "sub-workflows are not read; flatten the workflow first",
+                ))
+            }
+            // Catalog entries (<file>, <executable>, <transformation>) and metadata.
+            _ => {}
+        }
+    }
+    for (parent, child, at) in explicit {
+        g.edge(&parent, &child, 0.0, &at)?;
+    }
+    // Data flow: who writes each file.
+    let mut writer: HashMap<&str, (&str, f64)> = HashMap::new();
+    for (id, files) in &uses {
+        for f in files.iter().filter(|f| f.output) {
+            writer.entry(f.file.as_str()).or_insert((id.as_str(), f.size));
+        }
+    }
+    for (id, files) in &uses {
+        for f in files.iter().filter(|f| !f.output) {
+            if let Some(&(w, size)) = writer.get(f.file.as_str()) {
+                if w != id {
+                    g.edge(w, id, size / 1e6, &format!("job {id} reading {}", f.file))?;
+                }
+            }
+        }
+    }
+    g.build(&dag_name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DAX: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<adag xmlns="http://pegasus.isi.edu/schema/DAX" version="3.6" name="tiny">
+  <job id="ID00000" namespace="m" name="mProject" version="1.0" runtime="10.5">
+    <uses file="a.fits" link="input" size="1000000"/>
+    <uses file="p.fits" link="output" size="3000000"/>
+  </job>
+  <job id="ID00001" namespace="m" name="mAdd" version="1.0">
+    <profile namespace="pegasus" key="runtime">4</profile>
+    <profile namespace="pegasus" key="cores">2</profile>
+    <uses file="p.fits" link="input" size="3000000"/>
+  </job>
+  <job id="ID00002" name="mJPEG" runtime="1"/>
+  <child ref="ID00002"><parent ref="ID00001"/></child>
+</adag>"#;
+
+    #[test]
+    fn jobs_files_and_explicit_edges() {
+        assert!(looks_like(DAX));
+        let d = parse(DAX, "x").unwrap();
+        assert_eq!(d.name, "tiny");
+        assert_eq!(d.len(), 3);
+        let s = |n: &str| d.stage_by_name(n).unwrap();
+        // Data flow ID00000 -> ID00001 carries p.fits (3 MB); explicit ID00001 -> ID00002.
+        assert_eq!(d.edge_data(s("ID00000"), s("ID00001")), 3.0);
+        assert_eq!(d.stages[s("ID00002") as usize].parents.len(), 1);
+        let t1 = &d.tasks[d.stages[s("ID00001") as usize].first as usize];
+        assert_eq!((t1.duration, t1.demand.0[0]), (4.0, 2.0));
+        // 1 MB read + 3 MB written over 10.5 s.
+        let t0 = &d.tasks[0];
+        assert!((t0.demand.0[2] - 4.0 / 10.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn errors_name_the_job_or_position() {
+        let e = parse(&DAX.replace(r#" runtime="1""#, ""), "x").unwrap_err().to_string();
+        assert!(e.contains("job ID00002") && e.contains("no runtime"), "{e}");
+        let e =
+            parse(&DAX.replace(r#"<parent ref="ID00001"/>"#, r#"<parent ref="nope"/>"#), "x").unwrap_err().to_string();
+        assert!(e.contains("unknown task 'nope'"), "{e}");
+        let e = parse(&DAX.replace("</adag>", ""), "x").unwrap_err().to_string();
+        assert!(e.contains("not well-formed XML"), "{e}");
+        let e = parse(&DAX.replace(r#"id="ID00002""#, r#"id="ID00001""#), "x").unwrap_err().to_string();
+        assert!(e.contains("duplicate task 'ID00001'"), "{e}");
+        let e = parse(&DAX.replace(r#"runtime="10.5""#, r#"runtime="-3""#), "x").unwrap_err().to_string();
+        assert!(e.contains("runtime") && e.contains("-3"), "{e}");
+    }
+}
