@@ -29,6 +29,7 @@ impl Scheduler {
     /// Every scheduler that can be named.
     pub fn known() -> Vec<Scheduler> {
         let mut v = Scheduler::all();
+        v.extend(Baseline::EXTRA.iter().map(|&b| Scheduler::Baseline(b)));
         v.extend(Scheduler::hetero());
         v
     }

@@ -21,7 +21,7 @@ pub struct Args {
     pub input: InputArgs,
     #[command(flatten)]
     pub search: SearchArgs,
-    /// graphene, or a baseline: bfs, cp, tetris, random, strippart, coffman-graham; on machines
+    /// graphene, or a baseline: bfs, cp, tetris, random, strippart, coffman-graham, fifo; on machines
     /// of different speeds: heft, cpop, fifo-deft, sjf-deft, hrrn-deft, rankup-deft.
     #[arg(long, default_value = "graphene")]
     pub scheduler: String,

@@ -24,6 +24,12 @@ pub fn cp(dag: &Dag, cluster: &Cluster) -> Schedule {
     by_key(dag, cluster, &bottom_levels(dag))
 }
 
+/// The DAG's own order: the lower task id first (stages in file order, then task index).
+pub fn fifo(dag: &Dag, cluster: &Cluster) -> Schedule {
+    let key: Vec<f64> = (0..dag.len()).map(|t| -(t as f64)).collect();
+    by_key(dag, cluster, &key)
+}
+
 pub fn random(dag: &Dag, cluster: &Cluster, seed: u64) -> Schedule {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let key: Vec<f64> = (0..dag.len()).map(|_| rng.gen::<f64>()).collect();

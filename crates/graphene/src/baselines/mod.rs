@@ -7,6 +7,10 @@
 //!   sources, then id); critical-path length from the task to the end of the DAG; a seeded
 //!   random number.
 //! * `tetris`, `strippart`, `coffman-graham`: see their modules.
+//! * `fifo` (named on request, not in `compare`'s default set): ready tasks in the DAG's own
+//!   order, stage by stage in file order, then by task index. On a Spark event log, whose stages
+//!   are read in stage-id order, this is the order Spark's FIFO scheduler offers a job's tasks
+//!   (task sets by stage id, tasks by partition index).
 
 mod coffman_graham;
 mod list;
@@ -26,11 +30,14 @@ pub enum Baseline {
     Random,
     Strippart,
     CoffmanGraham,
+    Fifo,
 }
 
 impl Baseline {
     pub const ALL: [Baseline; 6] =
         [Baseline::Bfs, Baseline::Cp, Baseline::Tetris, Baseline::Random, Baseline::Strippart, Baseline::CoffmanGraham];
+    /// Baselines that run only when named.
+    pub const EXTRA: [Baseline; 1] = [Baseline::Fifo];
 
     pub fn name(&self) -> &'static str {
         match self {
@@ -40,6 +47,7 @@ impl Baseline {
             Baseline::Random => "random",
             Baseline::Strippart => "strippart",
             Baseline::CoffmanGraham => "coffman-graham",
+            Baseline::Fifo => "fifo",
         }
     }
 }
@@ -53,5 +61,6 @@ pub fn run(which: Baseline, dag: &Dag, cluster: &Cluster, seed: u64) -> Schedule
         Baseline::Tetris => tetris::schedule(dag, cluster),
         Baseline::Strippart => strippart::schedule(dag, cluster),
         Baseline::CoffmanGraham => coffman_graham::schedule(dag, cluster),
+        Baseline::Fifo => list::fifo(dag, cluster),
     }
 }
