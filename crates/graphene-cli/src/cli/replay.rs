@@ -88,6 +88,9 @@ pub struct Args {
     /// Directory for jobs.csv, schedule.csv and summary.json.
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
+    /// Also write the replay as Chrome trace-event JSON (Perfetto, chrome://tracing) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub trace_out: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -194,6 +197,9 @@ pub fn run(args: Args) -> Result<i32> {
     let inputs: Vec<&std::path::Path> =
         std::iter::once(a.trace.as_path()).chain(a.cluster.cluster.as_deref()).collect();
     let mut out = OutDir::create(&args.out, &inputs)?;
+    if let Some(t) = &args.trace_out {
+        graphene::output::target(t, &inputs)?;
+    }
     let setup = a.setup()?;
     let mut policy = online::by_name(&args.scheduler, &setup.settings)?;
     let result = run_sim(&setup.workload, &setup.cluster, policy.as_mut(), &setup.cfg, a.quiet)?;
@@ -205,6 +211,15 @@ pub fn run(args: Args) -> Result<i32> {
     out.write("schedule.csv", rendered.schedule_csv.as_bytes())?;
     out.write("summary.json", &rendered.summary_json)?;
     out.commit()?;
+    if let Some(t) = &args.trace_out {
+        let trace = graphene::output::replay::chrome_trace(
+            &a.trace.display().to_string(),
+            &setup.workload,
+            cluster.len(),
+            &rendered.result,
+        );
+        graphene::output::write_output(t, &trace, &inputs)?;
+    }
     if !a.quiet {
         eprintln!(
             "{} on {}: {} jobs, {} tasks, {} machines\n  JCT mean {:.2} median {:.2} p90 {:.2} p99 {:.2} s; makespan {:.2} s\n  Jain (10/60/240 s) {:.3} / {:.3} / {:.3}; decision {:.1} us mean, {:.1} us p99\n  wrote {}/jobs.csv, schedule.csv, summary.json",

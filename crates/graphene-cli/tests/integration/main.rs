@@ -16,6 +16,7 @@
 //! * `fuzz`: the seed corpora and every kept fuzz crash through the fuzz targets' checks.
 //! * `spark`: Spark event logs (plain, compressed, rolling) against an independent reading in Python.
 //! * `task_graphs`: STG, DAX and DOT fixtures, and against the WfCommons reader on a real workflow.
+//! * `chrome_trace`: Chrome trace-event output against a Python check of what Perfetto reads.
 //! * `plot`: the SVG charts parse and hold the lanes, bars, lines and labels their inputs call for.
 
 mod util;
@@ -29,6 +30,7 @@ mod oracle;
 mod fuzz_checks;
 
 mod bad_input;
+mod chrome_trace;
 mod cli;
 mod decima;
 mod export;

@@ -31,6 +31,9 @@ pub enum ExportFormat {
     Sls,
     /// task,stage,priority,start,end,machine
     Csv,
+    /// Chrome trace-event JSON for Perfetto and chrome://tracing (machines, slots, counters;
+    /// resource counters with --dag).
+    Chrome,
 }
 
 impl ExportFormat {
@@ -102,6 +105,7 @@ pub fn export(schedule: &ScheduleIn, dag: Option<&Dag>, opts: &ExportOptions) ->
         ExportFormat::Yarn => yarn::write(schedule, need_dag()?, &order, &pri, opts.levels, &opts.units),
         ExportFormat::Sls => sls::write(schedule, need_dag()?, &order, &pri, &opts.units, &opts.queue),
         ExportFormat::Csv => csv::write(schedule, &order, &pri),
+        ExportFormat::Chrome => Ok(chrome(schedule, dag)),
     }
 }
 
@@ -110,4 +114,25 @@ pub(crate) fn to_json<T: serde::Serialize>(v: &T) -> Vec<u8> {
     let mut out = serde_json::to_vec_pretty(v).expect("export records always serialize");
     out.push(b'\n');
     out
+}
+
+/// A schedule file as a Chrome trace: machines, slots and, with the DAG, resource counters.
+fn chrome(schedule: &ScheduleIn, dag: Option<&Dag>) -> Vec<u8> {
+    use crate::output::chrome::{write, Slice};
+    let slices: Vec<Slice> = schedule
+        .tasks
+        .iter()
+        .map(|t| Slice {
+            job: None,
+            stage: t.stage_name().to_string(),
+            task: t.id.clone(),
+            machine: t.machine.max(0) as u32,
+            start: t.start,
+            end: t.end,
+            demand: dag.and_then(|d| d.task_by_name(&t.id)).map(|i| dag.expect("some").tasks[i as usize].demand),
+        })
+        .collect();
+    let machines = schedule.tasks.iter().map(|t| t.machine.max(0) as u32 + 1).max().unwrap_or(0);
+    let resources = dag.map(|d| d.resources.clone()).unwrap_or_default();
+    write(schedule.name(), &resources, machines, &slices)
 }

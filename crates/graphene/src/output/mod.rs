@@ -1,5 +1,6 @@
 //! What commands write: schedule reports, and files written atomically.
 
+pub mod chrome;
 pub mod replay;
 mod report;
 

@@ -53,3 +53,27 @@ pub fn schedule_csv(workload: &Workload, result: &SimResult) -> Result<Vec<u8>> 
     }
     finish(w)
 }
+
+/// The replay as a Chrome trace (`replay --trace-out`): jobs' tasks on machines and slots, with
+/// what each task held (its true demand) in the resource counters.
+pub fn chrome_trace(name: &str, workload: &Workload, machines: usize, result: &SimResult) -> Vec<u8> {
+    let slices: Vec<crate::output::chrome::Slice> = result
+        .runs
+        .iter()
+        .map(|r| {
+            let job = &workload.jobs[r.job as usize];
+            let task = &job.dag.tasks[r.task as usize];
+            crate::output::chrome::Slice {
+                job: Some(job.name.clone()),
+                stage: job.dag.stages[task.stage as usize].name.clone(),
+                task: job.dag.task_name(r.task),
+                machine: r.machine,
+                start: r.start,
+                end: r.end,
+                demand: Some(task.demand),
+            }
+        })
+        .collect();
+    let resources = workload.jobs.first().map(|j| j.dag.resources.clone()).unwrap_or_default();
+    crate::output::chrome::write(name, &resources, machines as u32, &slices)
+}
