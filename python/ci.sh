@@ -11,7 +11,7 @@ python3 -m venv "$venv"
 # shellcheck disable=SC1091
 . "$venv/bin/activate"
 pip install -q --upgrade pip
-pip install -q "maturin>=1.5,<2" pytest numpy pandas gymnasium "dask[distributed]"
+pip install -q "maturin>=1.5,<2" pytest numpy pandas pyarrow gymnasium "dask[distributed]"
 pip install -q ./python
 cd "$venv"  # import the installed package, not the source tree
 GRAPHENE_CLI="$root/target/release/graphene" python -m pytest -q -p no:cacheprovider "$root/python/tests"

@@ -88,9 +88,19 @@ pub struct Args {
     /// Directory for jobs.csv, schedule.csv and summary.json.
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
+    /// Table format: csv (jobs.csv, schedule.csv) or parquet (jobs.parquet, schedule.parquet
+    /// and utilization.parquet, the same columns typed); summary.json either way.
+    #[arg(long, value_enum, default_value = "csv")]
+    pub format: TableFormat,
     /// Also write the replay as Chrome trace-event JSON (Perfetto, chrome://tracing) to FILE.
     #[arg(long, value_name = "FILE")]
     pub trace_out: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TableFormat {
+    Csv,
+    Parquet,
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -207,8 +217,20 @@ pub fn run(args: Args) -> Result<i32> {
     let rendered =
         graphene::request::replay_output(&setup, &a.trace.display().to_string(), &a.options(), policy.name(), result)?;
     let summary = &rendered.summary;
-    out.write("jobs.csv", rendered.jobs_csv.as_bytes())?;
-    out.write("schedule.csv", rendered.schedule_csv.as_bytes())?;
+    let written = match args.format {
+        TableFormat::Csv => {
+            out.write("jobs.csv", rendered.jobs_csv.as_bytes())?;
+            out.write("schedule.csv", rendered.schedule_csv.as_bytes())?;
+            "jobs.csv, schedule.csv, summary.json"
+        }
+        TableFormat::Parquet => {
+            use graphene::output::table;
+            out.write("jobs.parquet", &table::jobs(&rendered.result)?)?;
+            out.write("schedule.parquet", &table::schedule(&setup.workload, &rendered.result)?)?;
+            out.write("utilization.parquet", &table::utilization(summary)?)?;
+            "jobs.parquet, schedule.parquet, utilization.parquet, summary.json"
+        }
+    };
     out.write("summary.json", &rendered.summary_json)?;
     out.commit()?;
     if let Some(t) = &args.trace_out {
@@ -222,7 +244,7 @@ pub fn run(args: Args) -> Result<i32> {
     }
     if !a.quiet {
         eprintln!(
-            "{} on {}: {} jobs, {} tasks, {} machines\n  JCT mean {:.2} median {:.2} p90 {:.2} p99 {:.2} s; makespan {:.2} s\n  Jain (10/60/240 s) {:.3} / {:.3} / {:.3}; decision {:.1} us mean, {:.1} us p99\n  wrote {}/jobs.csv, schedule.csv, summary.json",
+            "{} on {}: {} jobs, {} tasks, {} machines\n  JCT mean {:.2} median {:.2} p90 {:.2} p99 {:.2} s; makespan {:.2} s\n  Jain (10/60/240 s) {:.3} / {:.3} / {:.3}; decision {:.1} us mean, {:.1} us p99\n  wrote {}/{}",
             policy.name(),
             a.trace.display(),
             summary.jobs,
@@ -238,7 +260,8 @@ pub fn run(args: Args) -> Result<i32> {
             summary.fairness[2].jain_mean,
             summary.decision_us.mean,
             summary.decision_us.p99,
-            args.out.display()
+            args.out.display(),
+            written
         );
     }
     Ok(0)

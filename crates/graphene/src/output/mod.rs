@@ -3,6 +3,7 @@
 pub mod chrome;
 pub mod replay;
 mod report;
+pub mod table;
 
 pub use report::{ScheduleReport, TaskOut};
 
