@@ -183,6 +183,46 @@ pub fn dag_wfcommons(data: &[u8]) -> bool {
     accepted
 }
 
+/// STG, DAX and DOT, each as its format is detected from the text. Returns whether accepted.
+pub fn dag_task_graph(data: &[u8]) -> bool {
+    let Some(t) = text(data) else { return false };
+    let format = match formats::detect(t) {
+        Ok(f @ (formats::Format::Stg | formats::Format::Dax | formats::Format::Dot)) => f,
+        _ => return false,
+    };
+    let opts = LoadOptions { format: Some(format), ..LoadOptions::default() };
+    match formats::parse_dags(t, "fuzz", &opts) {
+        Ok(dags) => {
+            dags.iter().for_each(accepted_dag);
+            true
+        }
+        Err(e) => {
+            refused(&e);
+            false
+        }
+    }
+}
+
+/// A plain Spark event log: every job read is a well-formed DAG, and as a workload its jobs
+/// arrive in order. Returns whether accepted.
+pub fn dag_spark(data: &[u8]) -> bool {
+    let Some(t) = text(data) else { return false };
+    match formats::spark::parse(t, "fuzz") {
+        Ok(app) => {
+            app.jobs.iter().for_each(|j| accepted_dag(&j.dag));
+            if let Ok(w) = app.workload() {
+                assert!(w.jobs.windows(2).all(|p| p[0].arrival <= p[1].arrival), "jobs out of arrival order");
+                assert!(w.jobs.iter().all(|j| j.arrival.is_finite() && j.arrival >= 0.0));
+            }
+            true
+        }
+        Err(e) => {
+            refused(&e);
+            false
+        }
+    }
+}
+
 /// Returns whether the reader accepted `data`.
 pub fn dag_tpch(data: &[u8]) -> bool {
     let Some(t) = text(data) else { return false };

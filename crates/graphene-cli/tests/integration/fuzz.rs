@@ -11,8 +11,10 @@ use super::util::repo;
 
 type Check = fn(&[u8]) -> bool;
 
-const TARGETS: [(&str, Check); 9] = [
+const TARGETS: [(&str, Check); 11] = [
     ("dag_native", checks::dag_native),
+    ("dag_task_graph", checks::dag_task_graph),
+    ("dag_spark", checks::dag_spark),
     ("dag_wfcommons", checks::dag_wfcommons),
     ("dag_tpch", checks::dag_tpch),
     ("dag_hetero", checks::dag_hetero),
