@@ -190,6 +190,8 @@ fn search_opts(o: &Opts) -> PyResult<SearchOptions> {
         no_cuts: o.take("no_cuts")?.unwrap_or(false),
         placement,
         threads: o.take("threads")?,
+        improve: o.take("improve")?.unwrap_or(d.improve),
+        improve_seed: o.take("improve_seed")?.unwrap_or(0),
     })
 }
 

@@ -203,6 +203,10 @@ pub struct SearchOptions {
     pub no_cuts: bool,
     pub placement: Vec<PlacementKey>,
     pub threads: Option<usize>,
+    /// `--improve N`: task placements for the improver after the constructor (0: off).
+    pub improve: u64,
+    /// `--improve-seed`.
+    pub improve_seed: u64,
 }
 
 impl Default for SearchOptions {
@@ -213,6 +217,8 @@ impl Default for SearchOptions {
             no_cuts: false,
             placement: vec![PlacementKey::Longest, PlacementKey::PathLength],
             threads: None,
+            improve: crate::offline::DEFAULT_IMPROVE_BUDGET,
+            improve_seed: 0,
         }
     }
 }
@@ -237,6 +243,8 @@ impl SearchOptions {
             max_trouble: self.max_trouble,
             cuts: !self.no_cuts,
             keys,
+            improve_budget: self.improve,
+            improve_seed: self.improve_seed,
             ..OfflineConfig::default()
         })
     }

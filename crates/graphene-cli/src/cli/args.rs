@@ -181,6 +181,14 @@ pub struct SearchArgs {
     /// Worker threads for the candidate search [default: all cores].
     #[arg(long, value_name = "K")]
     pub threads: Option<usize>,
+    /// graphene: task placements the improver may spend after the constructor (iterated greedy
+    /// over the precedence order; never worse; 0 turns it off). A work budget, not a time, so
+    /// the result is the same on every machine.
+    #[arg(long, value_name = "N", default_value_t = graphene::offline::DEFAULT_IMPROVE_BUDGET)]
+    pub improve: u64,
+    /// graphene: seed of the improver's moves.
+    #[arg(long, value_name = "SEED", default_value_t = 0)]
+    pub improve_seed: u64,
 }
 
 impl SearchArgs {
@@ -193,6 +201,8 @@ impl SearchArgs {
             no_cuts: self.no_cuts,
             placement: self.placement.clone(),
             threads: self.threads,
+            improve: self.improve,
+            improve_seed: self.improve_seed,
         }
     }
 

@@ -14,9 +14,15 @@ pub struct Args {
     /// csv: task,stage,priority,start,end,machine.
     #[arg(long, value_enum)]
     pub format: ExportFormat,
-    /// Fold the priorities into at most N distinct values (ties only within a band).
+    /// Fold the priorities into at most N distinct values (ties only within a band). For tez
+    /// and yarn a band is also cut where the container size changes (needs --dag), unless
+    /// --allocation-request-id.
     #[arg(long, value_name = "N")]
     pub levels: Option<u32>,
+    /// The YARN version has allocationRequestId (YARN-4889, Hadoop 2.9+/3.x): --levels bands
+    /// may hold several container sizes (the tez export records it).
+    #[arg(long)]
+    pub allocation_request_id: bool,
     /// The DAG the schedule is for (needed by yarn and sls for demands and durations; checked
     /// against the schedule when given).
     #[arg(long, value_name = "FILE")]
@@ -67,6 +73,7 @@ pub fn run(a: Args) -> Result<i32> {
         levels: a.levels,
         units: Units { cpu: a.cpu_resource, mem: a.mem_resource, mem_mb: a.mem_mb, time_ms: a.time_ms },
         queue: a.queue,
+        allocation_request_id: a.allocation_request_id,
     };
     let schedule = ScheduleIn::load(&a.schedule)?;
     let dag = match &a.dag {

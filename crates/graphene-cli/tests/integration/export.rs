@@ -21,10 +21,11 @@ fn schedule_file(dag: &Dag, cluster: &graphene::Cluster, which: &str) -> (String
     (String::from_utf8(s.json).unwrap(), s.report.order)
 }
 
-fn export_with(text: &str, dag: &Dag, format: ExportFormat, levels: Option<u32>) -> String {
+fn export_with(text: &str, dag: &Dag, format: ExportFormat, levels: Option<u32>, mixed: bool) -> String {
     let schedule = ScheduleIn::parse(text).expect("a schedule file parses");
     let mut opts = ExportOptions::new(format);
     opts.levels = levels;
+    opts.allocation_request_id = mixed;
     String::from_utf8(export::export(&schedule, Some(dag), &opts).expect("export succeeds")).unwrap()
 }
 
@@ -39,9 +40,9 @@ fn tez_priorities(text: &str) -> Vec<(String, u32)> {
         .collect()
 }
 
-fn check_case(dag: &Dag, text: &str, order: &[String], levels: Option<u32>) -> Result<(), TestCaseError> {
-    let tez = export_with(text, dag, ExportFormat::Tez, levels);
-    let yarn = export_with(text, dag, ExportFormat::Yarn, levels);
+fn check_case(dag: &Dag, text: &str, order: &[String], levels: Option<u32>, mixed: bool) -> Result<(), TestCaseError> {
+    let tez = export_with(text, dag, ExportFormat::Tez, levels, mixed);
+    let yarn = export_with(text, dag, ExportFormat::Yarn, levels, mixed);
     prop_assert_eq!(&export::tez::read_order(&tez).unwrap(), order, "tez round trip");
     prop_assert_eq!(&export::yarn::read_order(&yarn).unwrap(), order, "yarn round trip");
 
@@ -60,8 +61,30 @@ fn check_case(dag: &Dag, text: &str, order: &[String], levels: Option<u32>) -> R
             prop_assert_eq!(sorted.iter().map(|p| &p.0).collect::<Vec<_>>(), order.iter().collect::<Vec<_>>());
             prop_assert_eq!(distinct.len(), n);
         }
-        Some(k) => prop_assert_eq!(distinct.len(), n.min(k as usize)),
+        // With allocationRequestId the bands are exactly the --levels asked for.
+        Some(k) if mixed => prop_assert_eq!(distinct.len(), n.min(k as usize)),
+        // Without it a band is cut where the container size changes: at least as many values,
+        // and never two sizes (vcores, memory-mb) at one priority.
+        Some(k) => {
+            prop_assert!(distinct.len() >= n.min(k as usize));
+            let size = |id: &str| {
+                let d = dag.tasks[dag.task_by_name(id).unwrap() as usize].demand.0;
+                ((d[0].ceil() as u64).max(1), ((d[1] * 1024.0).ceil() as u64).max(1))
+            };
+            let mut seen: std::collections::HashMap<u32, (u64, u64)> = std::collections::HashMap::new();
+            for (id, p) in &pri {
+                let s = size(id);
+                prop_assert_eq!(*seen.entry(*p).or_insert(s), s, "two sizes at priority {}", p);
+            }
+        }
     }
+    // Tez ranges: low = 3p, high = 3p - 2 for every task and vertex.
+    let v: Value = serde_json::from_str(&tez).unwrap();
+    for t in v["tasks"].as_array().unwrap().iter().chain(v["vertices"].as_array().unwrap()) {
+        let p = t["priority"].as_u64().unwrap();
+        prop_assert_eq!((t["low"].as_u64().unwrap(), t["high"].as_u64().unwrap()), (3 * p, 3 * p - 2));
+    }
+    prop_assert_eq!(v["format"].as_str(), Some("graphene-tez/2"));
     // No dependency inverted: a parent's number is never above its child's (strictly below
     // without --levels).
     for t in 0..dag.len() as u32 {
@@ -97,7 +120,8 @@ proptest! {
         for which in ["graphene", "cp", "random"] {
             let (text, order) = schedule_file(&dag, &cluster, which);
             for levels in [None, Some(k), Some(1)] {
-                check_case(&dag, &text, &order, levels)?;
+                check_case(&dag, &text, &order, levels, false)?;
+                check_case(&dag, &text, &order, levels, true)?;
             }
         }
     }
@@ -122,7 +146,12 @@ fn example_exports_through_the_cli() {
     let pri: Vec<u32> = rows[1..].iter().map(|r| r.split(',').nth(2).unwrap().parse().unwrap()).collect();
     assert_eq!(pri, (1..=52).collect::<Vec<_>>());
 
-    let tez: Value = run(&["export", &s, "--format", "tez", "--levels", "3"]).ok().json();
+    // Without the DAG the sizes are unknown: --levels must say the YARN version copes.
+    let r = run(&["export", &s, "--format", "tez", "--levels", "3"]);
+    assert_eq!(r.code, Some(1));
+    assert!(r.stderr.contains("--levels needs --dag") && r.stderr.contains("--allocation-request-id"), "{}", r.stderr);
+    let tez: Value = run(&["export", &s, "--format", "tez", "--levels", "3", "--allocation-request-id"]).ok().json();
+    assert_eq!(tez["mixed_sizes_per_priority"], true);
     let vertices: Vec<(&str, u64)> = tez["vertices"]
         .as_array()
         .unwrap()
@@ -137,6 +166,27 @@ fn example_exports_through_the_cli() {
     });
     // 52 tasks in three bands: rank*3/52 < 1 for ranks 0-17, < 2 for 18-34, then 35-51.
     assert_eq!(counts, [18, 17, 17]);
+    // First attempts at 3p - 1, retries at 3p - 2: band 1 is [1, 3].
+    assert_eq!((tez["tasks"][0]["high"].as_u64(), tez["tasks"][0]["low"].as_u64()), (Some(1), Some(3)));
+
+    // With the DAG, bands are cut where the container size changes: scan (1 vcore, 4096 MB)
+    // and agg (2, 8192) shared band 1 above; now they cannot.
+    let sized: Value = run(&["export", &s, "--format", "tez", "--levels", "3", "--dag", &ex]).ok().json();
+    assert_eq!(sized["mixed_sizes_per_priority"], false);
+    let vp: Vec<(&str, u64)> = sized["vertices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["name"].as_str().unwrap(), v["priority"].as_u64().unwrap()))
+        .collect();
+    assert!(vp.windows(2).all(|w| w[0].1 < w[1].1), "{vp:?}");
+    let mut size_at: std::collections::HashMap<u64, &str> = std::collections::HashMap::new();
+    for t in sized["tasks"].as_array().unwrap() {
+        let stage = t["vertex"].as_str().unwrap();
+        let first = *size_at.entry(t["priority"].as_u64().unwrap()).or_insert(stage);
+        // The example's stages all differ in size, so no priority holds two stages.
+        assert_eq!(first, stage, "{first} and {stage} share a priority");
+    }
 
     let yarn: Value = run(&["export", &s, "--format", "yarn", "--dag", &ex]).ok().json();
     let reqs = yarn["requests"].as_array().unwrap();

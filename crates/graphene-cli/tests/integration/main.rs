@@ -17,6 +17,7 @@
 //! * `spark`: Spark event logs (plain, compressed, rolling) against an independent reading in Python.
 //! * `task_graphs`: STG, DAX and DOT fixtures, and against the WfCommons reader on a real workflow.
 //! * `chrome_trace`: Chrome trace-event output against a Python check of what Perfetto reads.
+//! * `improve`: the anytime improver against a proven optimum.
 //! * `plot`: the SVG charts parse and hold the lanes, bars, lines and labels their inputs call for.
 
 mod util;
@@ -38,6 +39,7 @@ mod export_trace;
 mod fuzz;
 mod hardening;
 mod hetero;
+mod improve;
 mod motivating;
 mod online_baselines;
 mod plot;

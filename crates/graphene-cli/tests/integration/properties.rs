@@ -52,3 +52,25 @@ proptest! {
         prop_assert_eq!(lb.best(), lb.stage_aware.max(lb.critical_path).max(lb.total_work));
     }
 }
+
+proptest! {
+    #![proptest_config(config(64))]
+
+    /// The improver never returns a longer schedule than the constructor's, its schedule is
+    /// valid, and the same seed and budget give the same schedule.
+    #[test]
+    fn the_improver_never_loses_and_repeats_itself(case in arb_case(Sizes::PROPERTY), budget in 0u64..20_000, seed in 0u64..4) {
+        let dag = case.dag();
+        let cluster = case.cluster(&dag);
+        let plain = OfflineConfig { improve_budget: 0, ..OfflineConfig::default() };
+        let base = graphene::build(Scheduler::Graphene, &dag, &cluster, &plain, 0).schedule.makespan();
+        let cfg = OfflineConfig { improve_budget: budget, improve_seed: seed, ..OfflineConfig::default() };
+        let a = graphene::build(Scheduler::Graphene, &dag, &cluster, &cfg, 0).schedule;
+        let b = graphene::build(Scheduler::Graphene, &dag, &cluster, &cfg, 0).schedule;
+        prop_assert!(a.makespan() <= base, "improved {} > constructor {base}", a.makespan());
+        let violations = validate_schedule(&dag, &cluster, &a);
+        prop_assert!(violations.is_empty(), "{} violations, first: {}", violations.len(), violations[0]);
+        let key = |s: &graphene::model::Schedule| s.placements.iter().map(|p| (p.task, p.machine, p.start.to_bits())).collect::<Vec<_>>();
+        prop_assert_eq!(key(&a), key(&b));
+    }
+}

@@ -60,6 +60,39 @@ impl Priorities {
         Priorities { task, stages }
     }
 
+    /// Like [`Priorities::new`], but a band never holds two container sizes: where consecutive
+    /// tasks of one band differ in `size`, the band is cut there, so each run of one size gets
+    /// its own priority (still monotone in the order; more than `levels` values can result).
+    /// Why: before YARN's `allocationRequestId` (YARN-4889), the RM keeps one request table per
+    /// priority and cannot tell two sizes at one priority apart (FLINK-19556). A stage's priority
+    /// is then its first task's.
+    pub fn new_sized(
+        schedule: &ScheduleIn,
+        order: &[usize],
+        levels: Option<u32>,
+        size: impl Fn(usize) -> (u64, u64),
+    ) -> Priorities {
+        let mut p = Priorities::new(schedule, order, levels);
+        let mut current = 0u32;
+        let mut last: Option<(u32, (u64, u64))> = None;
+        for &i in order {
+            let here = (p.task[i], size(i));
+            if last != Some(here) {
+                current += 1;
+                last = Some(here);
+            }
+            p.task[i] = current;
+        }
+        let mut first: HashMap<&str, u32> = HashMap::new();
+        for &i in order {
+            first.entry(schedule.tasks[i].stage_name()).or_insert(p.task[i]);
+        }
+        for s in &mut p.stages {
+            s.priority = first[s.name.as_str()];
+        }
+        p
+    }
+
     pub fn stage(&self, name: &str) -> u32 {
         self.stages.iter().find(|s| s.name == name).map_or(0, |s| s.priority)
     }
@@ -88,6 +121,35 @@ mod tests {
         assert_eq!(v, [1, 1, 1, 1, 2, 2, 2, 3, 3, 3]);
         let v: Vec<u32> = (0..4).map(|r| band(r, 4, None)).collect();
         assert_eq!(v, [1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn sized_bands_cut_where_the_size_changes_and_stay_monotone() {
+        let text = r#"{"tasks": [
+            {"id": "a[0]", "machine": 0, "start": 0, "end": 1},
+            {"id": "b[0]", "machine": 0, "start": 1, "end": 2},
+            {"id": "a[1]", "machine": 0, "start": 2, "end": 3},
+            {"id": "c[0]", "machine": 0, "start": 3, "end": 4}]}"#;
+        let s = ScheduleIn::parse(text).unwrap();
+        let order = s.order().unwrap();
+        // One band of four; sizes a a-b-a-c differ: b and c small, a big.
+        let size = |i: usize| if s.tasks[i].id.starts_with('a') { (2, 2048) } else { (1, 1024) };
+        let p = Priorities::new_sized(&s, &order, Some(1), size);
+        assert_eq!(p.task, [1, 2, 3, 4]);
+        // Bands of two: a[0] and b[0] share band 1 and a size; a[1] opens band 2; c[0] is
+        // another size within band 2, so it gets a priority of its own.
+        let p =
+            Priorities::new_sized(
+                &s,
+                &order,
+                Some(2),
+                |i| if s.tasks[i].id.starts_with('c') { (1, 1) } else { (2, 2) },
+            );
+        assert_eq!(p.task, [1, 1, 2, 3]);
+        assert_eq!(
+            p.stages.iter().map(|x| (x.name.as_str(), x.priority)).collect::<Vec<_>>(),
+            [("a", 1), ("b", 1), ("c", 3)]
+        );
     }
 
     #[test]

@@ -70,11 +70,20 @@ pub struct ExportOptions {
     pub units: Units,
     /// SLS queue the job is submitted to.
     pub queue: String,
+    /// The YARN version has `allocationRequestId` (YARN-4889): `--levels` bands may hold
+    /// several container sizes. Otherwise bands are cut where the size changes.
+    pub allocation_request_id: bool,
 }
 
 impl ExportOptions {
     pub fn new(format: ExportFormat) -> ExportOptions {
-        ExportOptions { format, levels: None, units: Units::default(), queue: "default".into() }
+        ExportOptions {
+            format,
+            levels: None,
+            units: Units::default(),
+            queue: "default".into(),
+            allocation_request_id: false,
+        }
     }
 }
 
@@ -88,7 +97,28 @@ pub fn export(schedule: &ScheduleIn, dag: Option<&Dag>, opts: &ExportOptions) ->
     if let Some(dag) = dag {
         schedule.check_against(dag, &order)?;
     }
-    let pri = Priorities::new(schedule, &order, opts.levels);
+    // `--levels` for Tez and YARN requests: one container size per priority unless the YARN
+    // version tells requests apart by allocationRequestId.
+    let sized = opts.levels.is_some()
+        && !opts.allocation_request_id
+        && matches!(opts.format, ExportFormat::Tez | ExportFormat::Yarn);
+    let pri = if sized {
+        let dag = dag.ok_or_else(|| {
+            Error::Usage(
+                "--levels needs --dag to keep container sizes apart (one size per priority, as YARN \
+                 without allocationRequestId requires), or --allocation-request-id"
+                    .into(),
+            )
+        })?;
+        let cols = yarn::Columns::find(dag, &opts.units)?;
+        Priorities::new_sized(schedule, &order, opts.levels, |i| {
+            let t = dag.task_by_name(&schedule.tasks[i].id).expect("checked against the DAG above");
+            let c = cols.capability(dag, t, &opts.units);
+            (c.vcores as u64, c.memory_mb)
+        })
+    } else {
+        Priorities::new(schedule, &order, opts.levels)
+    };
     let need_dag = || {
         dag.ok_or_else(|| {
             Error::Usage(format!(
@@ -101,7 +131,9 @@ pub fn export(schedule: &ScheduleIn, dag: Option<&Dag>, opts: &ExportOptions) ->
         })
     };
     match opts.format {
-        ExportFormat::Tez => Ok(tez::write(schedule, &order, &pri, opts.levels)),
+        ExportFormat::Tez => {
+            Ok(tez::write(schedule, &order, &pri, opts.levels, opts.levels.is_some() && opts.allocation_request_id))
+        }
         ExportFormat::Yarn => yarn::write(schedule, need_dag()?, &order, &pri, opts.levels, &opts.units),
         ExportFormat::Sls => sls::write(schedule, need_dag()?, &order, &pri, &opts.units, &opts.queue),
         ExportFormat::Csv => csv::write(schedule, &order, &pri),

@@ -14,10 +14,12 @@ use crate::model::{Cluster, Dag, Network, Placement, Schedule};
 use crate::space::Space;
 
 pub fn build_on_network(dag: &Dag, cluster: &Cluster, net: &Network, cfg: &OfflineConfig) -> OfflineResult {
-    let base = build_schedule(dag, cluster, cfg);
     if net.is_trivial_for(dag) {
-        return base;
+        return build_schedule(dag, cluster, cfg);
     }
+    // The improver judges orders by the makespan without transfers and speeds; on a real
+    // network the order is re-timed below, so it would optimise the wrong thing: off here.
+    let base = build_schedule(dag, cluster, &OfflineConfig { improve_budget: 0, ..cfg.clone() });
     let order = base.schedule.order_by_start();
     let inst = Instance::new(dag, cluster, net);
     let mut space = Space::new(&cluster.machines);

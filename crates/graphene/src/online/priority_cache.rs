@@ -40,7 +40,10 @@ impl PriorityCache {
         PriorityCache {
             bypass_tasks,
             offline_machines: offline_machines.max(1),
-            cfg: OfflineConfig::default(),
+            // The paper's online part: the constructor's order per job. The improver is an
+            // offline option (`build-schedule --improve`); its cost per new DAG shape would
+            // change every replay figure, so it stays off here.
+            cfg: OfflineConfig { improve_budget: 0, ..OfflineConfig::default() },
             cache: HashMap::new(),
             builds: 0,
             hits: 0,
