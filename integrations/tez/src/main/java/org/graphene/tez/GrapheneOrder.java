@@ -1,0 +1,155 @@
+package org.graphene.tez;
+
+import java.io.File;
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+/**
+ * The precedence order of one DAG as {@code graphene export --format tez} writes it: a Tez
+ * priority range per vertex and per task (vertex name, task index). Version 2 files carry the
+ * ranges ({@code low}, {@code high}); version 1 files carry one priority {@code p} per entry,
+ * read as graphene's range {@code [3p - 2, 3p]} (the same rule graphene-tez/2 is written with).
+ * Lower numbers are served first; {@code high} is the more urgent end.
+ */
+public final class GrapheneOrder {
+  /** A priority range: first attempts at (low + high) / 2, re-executions at high (Tez's rule). */
+  public static final class Range {
+    public final int low;
+    public final int high;
+
+    Range(int low, int high) {
+      this.low = low;
+      this.high = high;
+    }
+
+    @Override
+    public String toString() {
+      return "[" + high + ", " + low + "]";
+    }
+  }
+
+  private final String dag;
+  private final Map<String, Range> vertices = new HashMap<>();
+  private final Map<String, Range> tasks = new HashMap<>();
+  private int maxLow;
+
+  private GrapheneOrder(String dag) {
+    this.dag = dag;
+  }
+
+  public String dagName() {
+    return dag;
+  }
+
+  /** The largest low end in the file: ranges of vertices the file lacks go after it. */
+  public int maxLow() {
+    return maxLow;
+  }
+
+  /** The task's range, or its vertex's, or null when the file has neither. */
+  public Range rangeOf(String vertex, int taskIndex) {
+    Range r = tasks.get(vertex + "[" + taskIndex + "]");
+    return r != null ? r : vertices.get(vertex);
+  }
+
+  public Range vertexRange(String vertex) {
+    return vertices.get(vertex);
+  }
+
+  /** Reads an export; every problem is an IOException naming the file and the field. */
+  public static GrapheneOrder read(File file) throws IOException {
+    JsonNode root;
+    try {
+      root = new ObjectMapper().readTree(file);
+    } catch (IOException e) {
+      throw new IOException(file + ": not JSON: " + e.getMessage(), e);
+    }
+    String where = file.toString();
+    if (root == null || !root.isObject()) {
+      throw new IOException(where + ": expected a JSON object");
+    }
+    String format = text(root, "format", where);
+    boolean v1 = "graphene-tez/1".equals(format);
+    if (!v1 && !"graphene-tez/2".equals(format)) {
+      throw new IOException(where + ": format '" + format + "' is not graphene-tez/2 (or /1)");
+    }
+    GrapheneOrder o = new GrapheneOrder(text(root, "dag", where));
+    JsonNode vs = array(root, "vertices", where);
+    for (int i = 0; i < vs.size(); i++) {
+      JsonNode v = vs.get(i);
+      String at = where + ": vertices[" + i + "]";
+      o.vertices.put(text(v, "name", at), o.range(v, v1, at));
+    }
+    JsonNode ts = array(root, "tasks", where);
+    for (int i = 0; i < ts.size(); i++) {
+      JsonNode t = ts.get(i);
+      String at = where + ": tasks[" + i + "]";
+      String vertex = text(t, "vertex", at);
+      JsonNode index = t.get("index");
+      if (index == null || !index.canConvertToInt() || index.asInt() < 0) {
+        throw new IOException(at + ".index: missing or not a task index");
+      }
+      o.tasks.put(vertex + "[" + index.asInt() + "]", o.range(t, v1, at));
+    }
+    return o;
+  }
+
+  private Range range(JsonNode n, boolean v1, String at) throws IOException {
+    int low;
+    int high;
+    if (v1) {
+      int p = number(n, "priority", at);
+      low = 3 * p;
+      high = 3 * p - 2;
+    } else {
+      low = number(n, "low", at);
+      high = number(n, "high", at);
+    }
+    if (high < 1 || high > low) {
+      throw new IOException(at + ": range high " + high + ", low " + low + " is not 1 <= high <= low");
+    }
+    maxLow = Math.max(maxLow, low);
+    return new Range(low, high);
+  }
+
+  private static String text(JsonNode n, String field, String at) throws IOException {
+    JsonNode v = n.get(field);
+    if (v == null || !v.isTextual()) {
+      throw new IOException(at + "." + field + ": missing or not a string");
+    }
+    return v.asText();
+  }
+
+  private static int number(JsonNode n, String field, String at) throws IOException {
+    JsonNode v = n.get(field);
+    if (v == null || !v.canConvertToInt()) {
+      throw new IOException(at + "." + field + ": missing or not an integer");
+    }
+    return v.asInt();
+  }
+
+  private static JsonNode array(JsonNode n, String field, String at) throws IOException {
+    JsonNode v = n.get(field);
+    if (v == null || !v.isArray()) {
+      throw new IOException(at + "." + field + ": missing or not an array");
+    }
+    return v;
+  }
+
+  /** For messages. */
+  @Override
+  public String toString() {
+    StringBuilder b = new StringBuilder("GrapheneOrder(" + dag + ": ");
+    Iterator<String> it = vertices.keySet().iterator();
+    while (it.hasNext()) {
+      String v = it.next();
+      b.append(v).append(vertices.get(v)).append(it.hasNext() ? ", " : ")");
+    }
+    return b.toString();
+  }
+}
