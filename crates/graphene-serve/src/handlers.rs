@@ -132,7 +132,11 @@ pub fn answer(body: &[u8], query: Options, endpoint: Endpoint, deadline: &Deadli
     match endpoint {
         Endpoint::Schedule => {
             let which = job.options.scheduler()?;
-            let cfg = OfflineConfig { deadline: deadline.clone(), ..OfflineConfig::default() };
+            let cfg = OfflineConfig {
+                deadline: deadline.clone(),
+                improve_budget: job.options.improve.unwrap_or(graphene::offline::DEFAULT_IMPROVE_BUDGET),
+                ..OfflineConfig::default()
+            };
             let (seed, no_timing) = (job.options.seed(), job.options.no_timing());
             let s = work::schedule(&job.dag, &job.cluster, &job.net, job.network_file, which, &cfg, seed, no_timing)?;
             // A search cut short by the deadline has nobody to answer: the 503 went out.

@@ -36,6 +36,8 @@ pub struct Options {
     pub query: Option<u32>,
     pub executors: Option<u32>,
     pub demands: Option<String>,
+    /// `--improve`: task placements for the improver (0: the constructor alone).
+    pub improve: Option<u64>,
 }
 
 impl Options {
@@ -52,6 +54,7 @@ impl Options {
             query: self.query.or(under.query),
             executors: self.executors.or(under.executors),
             demands: self.demands.or(under.demands),
+            improve: self.improve.or(under.improve),
         }
     }
 

@@ -64,18 +64,21 @@ fn a_schedule_exports_as_a_chrome_trace() {
     let sched = dir.path().join("s.json");
     let dag = repo("traces/example.json");
     run(&["build-schedule".as_ref(), dag.as_os_str(), "-q".as_ref(), "--out".as_ref(), sched.as_os_str()]).ok();
+    let export = |out: &std::path::Path| {
+        run(&[
+            "export".as_ref(),
+            sched.as_os_str(),
+            "--format".as_ref(),
+            "chrome".as_ref(),
+            "--dag".as_ref(),
+            dag.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ])
+        .ok();
+    };
     let trace = dir.path().join("t.json");
-    run(&[
-        "export".as_ref(),
-        sched.as_os_str(),
-        "--format".as_ref(),
-        "chrome".as_ref(),
-        "--dag".as_ref(),
-        dag.as_os_str(),
-        "--out".as_ref(),
-        trace.as_os_str(),
-    ])
-    .ok();
+    export(&trace);
     let tasks = serde_json::from_slice::<serde_json::Value>(&std::fs::read(&sched).unwrap()).unwrap()["tasks"]
         .as_array()
         .unwrap()
@@ -85,17 +88,7 @@ fn a_schedule_exports_as_a_chrome_trace() {
     assert!(running >= 1);
     // Same bytes on a second export.
     let again = dir.path().join("t2.json");
-    run(&[
-        "export".as_ref(),
-        sched.as_os_str(),
-        "--format".as_ref(),
-        "chrome".as_ref(),
-        "--dag".as_ref(),
-        dag.as_os_str(),
-        "--out".as_ref(),
-        again.as_os_str(),
-    ])
-    .ok();
+    export(&again);
     assert_eq!(std::fs::read(&trace).unwrap(), std::fs::read(&again).unwrap());
 }
 

@@ -72,6 +72,12 @@ public class GrapheneDAGSchedulerTest {
     System.clearProperty(GrapheneDAGScheduler.PROPERTY);
   }
 
+  private static void write(File f, String text) throws IOException {
+    try (FileWriter w = new FileWriter(f)) {
+      w.write(text);
+    }
+  }
+
   private File example() throws URISyntaxException {
     return new File(getClass().getResource("/example.json").toURI());
   }
@@ -144,10 +150,8 @@ public class GrapheneDAGSchedulerTest {
   @Test
   public void aVertexTheExportLacksGoesAfterEveryGrapheneRange() throws Exception {
     File f = tmp.newFile("partial.json");
-    try (FileWriter w = new FileWriter(f)) {
-      w.write("{\"format\": \"graphene-tez/2\", \"dag\": \"example\", \"vertices\": ["
+    write(f, "{\"format\": \"graphene-tez/2\", \"dag\": \"example\", \"vertices\": ["
           + "{\"name\": \"scan\", \"priority\": 1, \"low\": 3, \"high\": 1, \"tasks\": 40}], \"tasks\": []}");
-    }
     System.setProperty(GrapheneDAGScheduler.PROPERTY, f.getPath());
     GrapheneDAGScheduler s = new GrapheneDAGScheduler(dag, handler);
     // scan[7]: no task entry, the vertex's range.
@@ -163,10 +167,8 @@ public class GrapheneDAGSchedulerTest {
   @Test
   public void aVersionOneExportIsReadAsRanges() throws Exception {
     File f = tmp.newFile("v1.json");
-    try (FileWriter w = new FileWriter(f)) {
-      w.write("{\"format\": \"graphene-tez/1\", \"dag\": \"example\", \"vertices\": [], \"tasks\": ["
+    write(f, "{\"format\": \"graphene-tez/1\", \"dag\": \"example\", \"vertices\": [], \"tasks\": ["
           + "{\"id\": \"fix[1]\", \"vertex\": \"fix\", \"index\": 1, \"priority\": 5}]}");
-    }
     System.setProperty(GrapheneDAGScheduler.PROPERTY, f.getPath());
     TaskAttemptEventSchedule e = schedule(new GrapheneDAGScheduler(dag, handler), 2, 1, 0, 1);
     assertEquals(15, e.getPriorityLowLimit());
@@ -177,9 +179,7 @@ public class GrapheneDAGSchedulerTest {
   public void badExportsFallBackToTezsNaturalOrderAndSayWhy() throws Exception {
     // Another DAG's order.
     File other = tmp.newFile("other.json");
-    try (FileWriter w = new FileWriter(other)) {
-      w.write("{\"format\": \"graphene-tez/2\", \"dag\": \"q21\", \"vertices\": [], \"tasks\": []}");
-    }
+    write(other, "{\"format\": \"graphene-tez/2\", \"dag\": \"q21\", \"vertices\": [], \"tasks\": []}");
     System.setProperty(GrapheneDAGScheduler.PROPERTY, other.getPath());
     GrapheneDAGScheduler s = new GrapheneDAGScheduler(dag, handler);
     assertTrue(s.loadError(), s.loadError().contains("'q21', not of 'example'"));
@@ -199,9 +199,7 @@ public class GrapheneDAGSchedulerTest {
     };
     for (String[] c : cases) {
       File f = tmp.newFile();
-      try (FileWriter w = new FileWriter(f)) {
-        w.write(c[0]);
-      }
+      write(f, c[0]);
       System.setProperty(GrapheneDAGScheduler.PROPERTY, f.getPath());
       String why = new GrapheneDAGScheduler(dag, handler).loadError();
       assertNotNull(c[1], why);
