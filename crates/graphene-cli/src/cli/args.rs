@@ -182,13 +182,21 @@ pub struct SearchArgs {
     #[arg(long, value_name = "K")]
     pub threads: Option<usize>,
     /// graphene: task placements the improver may spend after the constructor (iterated greedy
-    /// over the precedence order; never worse; 0 turns it off). A work budget, not a time, so
-    /// the result is the same on every machine.
-    #[arg(long, value_name = "N", default_value_t = graphene::offline::DEFAULT_IMPROVE_BUDGET)]
+    /// over the precedence order; never worse; 0 turns it off), or auto: 50,000,000 / tasks,
+    /// between 50,000 and 500,000. A work budget, not a time, so the result is the same on
+    /// every machine.
+    #[arg(long, value_name = "N|auto", default_value = "auto", value_parser = parse_improve)]
     pub improve: u64,
     /// graphene: seed of the improver's moves.
     #[arg(long, value_name = "SEED", default_value_t = 0)]
     pub improve_seed: u64,
+}
+
+fn parse_improve(s: &str) -> std::result::Result<u64, String> {
+    if s == "auto" {
+        return Ok(graphene::offline::AUTO_IMPROVE);
+    }
+    s.parse::<u64>().map_err(|_| format!("'{s}' is neither a number of task placements nor auto"))
 }
 
 impl SearchArgs {

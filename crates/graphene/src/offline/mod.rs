@@ -64,9 +64,10 @@ impl Default for OfflineConfig {
     }
 }
 
-/// The improver's default budget in task placements: a few thousand list decodes on the small
-/// DAGs where it pays most, and a handful on 5,000-task DAGs (whose build must stay under 1 s).
-pub const DEFAULT_IMPROVE_BUDGET: u64 = 50_000;
+/// The improver's default budget: `auto`, which [`improve::auto_budget`] sizes to the DAG.
+pub const DEFAULT_IMPROVE_BUDGET: u64 = AUTO_IMPROVE;
+
+pub use improve::{auto_budget, AUTO_IMPROVE};
 
 #[derive(Clone, Debug, Serialize)]
 pub struct SearchReport {
