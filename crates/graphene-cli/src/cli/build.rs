@@ -153,5 +153,16 @@ fn search_lines(search: &SearchReport) -> String {
     if search.parts.len() > shown {
         s += &format!("  ...           {} more parts\n", search.parts.len() - shown);
     }
+    if let Some(imp) = &search.improve {
+        let result = if imp.to < imp.from {
+            format!("makespan {:.3} -> {:.3}", imp.from, imp.to)
+        } else {
+            "no shorter schedule found".to_string()
+        };
+        s += &format!(
+            "  improve       {result} ({} list decodes, {} of {} task placements, seed {})\n",
+            imp.decodes, imp.work, imp.budget, imp.seed
+        );
+    }
     s
 }

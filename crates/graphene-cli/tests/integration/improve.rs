@@ -41,3 +41,23 @@ fn the_improver_reaches_the_proven_optimum_on_a_hidden_long_task_instance() {
     // Same seed and budget, same bytes.
     assert_eq!(build(&[]), improved);
 }
+
+#[test]
+fn the_summary_says_what_the_improver_did() {
+    let dag = repo("tests/data/small-dags/hidden-01.json");
+    let dir = crate::util::tempdir();
+    let out = dir.path().join("s.json");
+    let r = run(&[
+        "build-schedule".as_ref(),
+        dag.as_os_str(),
+        "--machines".as_ref(),
+        "2".as_ref(),
+        "--capacity".as_ref(),
+        "cpu=10,mem=10".as_ref(),
+        "--out".as_ref(),
+        out.as_os_str(),
+    ])
+    .ok();
+    assert!(r.stderr.contains("improve       makespan 40.000 -> 37.000"), "{}", r.stderr);
+    assert!(r.stderr.contains("of 500000 task placements, seed 0"), "{}", r.stderr);
+}
