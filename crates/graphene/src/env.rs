@@ -258,6 +258,7 @@ pub fn default_settings(workload: &Workload) -> OnlineSettings {
         shares: shares.clone(),
         graphene: online::GrapheneOnline { shares, ..online::GrapheneOnline::default() },
         seed: 0,
+        tetris_kappa: None,
         decima_model: None,
     }
 }

@@ -409,6 +409,8 @@ pub struct ReplayOptions {
     pub spread_queues: Option<usize>,
     pub cluster: ClusterOptions,
     pub kappa: Option<String>,
+    /// `--tetris-kappa`: the same bound for `tetris` (absent: none).
+    pub tetris_kappa: Option<String>,
     pub eta: String,
     pub rp: Option<f64>,
     pub overbook_limit: Option<f64>,
@@ -435,6 +437,7 @@ impl Default for ReplayOptions {
             spread_queues: None,
             cluster: ClusterOptions::default(),
             kappa: None,
+            tetris_kappa: None,
             eta: "auto".into(),
             rp: None,
             overbook_limit: None,
@@ -449,6 +452,18 @@ impl Default for ReplayOptions {
             no_timing: false,
             time_limit: None,
         }
+    }
+}
+
+/// A `--kappa`-style value: a number in [0, 1), `none`, or absent (`default`).
+fn parse_kappa(flag: &str, value: Option<&str>, default: Option<f64>) -> Result<Option<f64>> {
+    match value {
+        None => Ok(default),
+        Some("none") => Ok(None),
+        Some(k) => match k.parse::<f64>() {
+            Ok(v) if (0.0..1.0).contains(&v) => Ok(Some(v)),
+            _ => Err(Error::Usage(format!("{flag} '{k}' must be a number in [0, 1) or none"))),
+        },
     }
 }
 
@@ -493,14 +508,7 @@ pub fn shares(spec: Option<&str>, workload: &Workload) -> Result<Vec<f64>> {
 impl ReplayOptions {
     fn graphene_config(&self, shares: &[f64]) -> Result<GrapheneOnline> {
         let mut cfg = GrapheneOnline { shares: shares.to_vec(), ..GrapheneOnline::default() };
-        cfg.kappa = match self.kappa.as_deref() {
-            None => cfg.kappa,
-            Some("none") => None,
-            Some(k) => match k.parse::<f64>() {
-                Ok(v) if (0.0..1.0).contains(&v) => Some(v),
-                _ => return Err(Error::Usage(format!("--kappa '{k}' must be a number in [0, 1) or none"))),
-            },
-        };
+        cfg.kappa = parse_kappa("--kappa", self.kappa.as_deref(), cfg.kappa)?;
         cfg.eta = match self.eta.as_str() {
             "auto" => Eta::Auto,
             e => match e.parse::<f64>() {
@@ -589,6 +597,7 @@ impl ReplayOptions {
             shares: shares.clone(),
             graphene: self.graphene_config(&shares)?,
             seed: self.seed,
+            tetris_kappa: parse_kappa("--tetris-kappa", self.tetris_kappa.as_deref(), None)?,
             decima_model: self.decima_model.clone(),
         };
         let cfg = SimConfig {

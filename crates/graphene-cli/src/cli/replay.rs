@@ -28,6 +28,10 @@ pub struct Common {
     /// first [default: 0.1; "none" turns the bound off].
     #[arg(long, value_name = "K")]
     pub kappa: Option<String>,
+    /// tetris: the same deficit-counter bound as graphene's --kappa (same --fairness and
+    /// --charge), to compare the two at equal fairness [default: none, Tetris's baseline].
+    #[arg(long, value_name = "K")]
+    pub tetris_kappa: Option<String>,
     /// graphene: weight of shortest-remaining-work against packing x priority, or "auto".
     #[arg(long, value_name = "E|auto", default_value = "auto")]
     pub eta: String,
@@ -131,6 +135,7 @@ impl Common {
             spread_queues: self.spread_queues,
             cluster: self.cluster.options(),
             kappa: self.kappa.clone(),
+            tetris_kappa: self.tetris_kappa.clone(),
             eta: self.eta.clone(),
             rp: self.rp,
             overbook_limit: self.overbook_limit,

@@ -36,7 +36,7 @@ fn cluster(w: &Workload, machines: usize, cap: &[(&str, f64)]) -> Cluster {
 
 fn settings(w: &Workload, seed: u64) -> OnlineSettings {
     let q = w.queues().len().max(1);
-    OnlineSettings { shares: vec![1.0 / q as f64; q], graphene: GrapheneOnline::default(), seed, decima_model: None }
+    OnlineSettings { shares: vec![1.0 / q as f64; q], graphene: GrapheneOnline::default(), seed, tetris_kappa: None, decima_model: None }
 }
 
 fn replay(name: &str, w: &Workload, c: &Cluster, seed: u64, misestimate: Option<(f64, f64)>) -> SimResult {

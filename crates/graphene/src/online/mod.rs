@@ -7,6 +7,7 @@ mod capacity;
 mod cp;
 pub mod decima;
 mod drf;
+mod fair_gate;
 mod fifo;
 mod graphene;
 mod heft;
@@ -20,6 +21,7 @@ pub use capacity::CapacityScheduler;
 pub use fifo::Fifo;
 pub use graphene::{Charge, Eta, Graphene, GrapheneOnline, CHARGE_WINDOW_S};
 pub use priority_cache::PriorityCache;
+pub use tetris::Tetris;
 pub use slearn::{pilots_for, Estimate, SLearn, THIN_LIMIT};
 
 use crate::model::ResVec;
@@ -35,6 +37,9 @@ pub struct OnlineSettings {
     /// ones above).
     pub graphene: GrapheneOnline,
     pub seed: u64,
+    /// tetris: the deficit-counter bound of Graphene's online part (kappa of the cluster,
+    /// charged as `graphene`'s settings say), `None` for Tetris without fairness.
+    pub tetris_kappa: Option<f64>,
     /// decima: weights file to load instead of the bundled model.
     pub decima_model: Option<std::path::PathBuf>,
 }
@@ -61,7 +66,12 @@ pub fn by_name(name: &str, s: &OnlineSettings) -> crate::Result<Box<dyn Policy>>
         "graphene" => Box::new(Graphene::new(GrapheneOnline { shares: s.shares.clone(), ..s.graphene.clone() })),
         "cs" => Box::new(CapacityScheduler::new(s.shares.clone())),
         "fifo" => Box::new(Fifo),
-        "tetris" => Box::new(tetris::Tetris::new()),
+        "tetris" => Box::new(tetris::Tetris::fair(
+            s.shares.clone(),
+            s.tetris_kappa,
+            s.graphene.fairness,
+            s.graphene.charge,
+        )),
         "cp" => Box::new(cp::CriticalPath::new(s.shares.clone())),
         "drf" => Box::new(drf::Drf::new(s.shares.clone())),
         "random" => Box::new(random::RandomPolicy::new(s.seed)),

@@ -1,6 +1,9 @@
 //! `tetris`: Tetris's packing score plus shortest remaining work, over runnable tasks only (no
-//! DAG awareness beyond which tasks are runnable), from one queue-agnostic pool (Tetris's
-//! fairness knob is off). Tetris packs every resource, disk and network included, and never
+//! DAG awareness beyond which tasks are runnable), from one queue-agnostic pool by default
+//! (Tetris's fairness knob off). With `--tetris-kappa K` the picks pass through the same
+//! deficit-counter bound as Graphene's (`fair_gate`): among the queues contending for the
+//! machine, a pick may not lift another queue over K x C, and a queue at the bound is served
+//! first, so the two can be compared at equal fairness. Tetris packs every resource, disk and network included, and never
 //! overbooks: a task is a candidate only if it fits the machine's free vector in every dimension.
 //!
 //! For machine m with what is left of its free vector A after the tasks chosen so far:
@@ -22,7 +25,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::{fits_all, work, Policy, TaskRef};
+use super::fair_gate::FairGate;
+use super::{fits_all, work, Charge, Policy, TaskRef};
+use crate::fairness::FairnessMode;
 use crate::model::ResVec;
 use crate::sim::View;
 
@@ -81,21 +86,55 @@ pub(crate) fn take(view: &View, c: &Cand, left: &mut ResVec, chosen: &mut HashSe
     out.push(t);
 }
 
-#[derive(Default)]
 pub struct Tetris {
     /// Remaining (not yet launched) work per active job.
     rem: HashMap<u32, f64>,
     total: Option<ResVec>,
     cands: Vec<Cand>,
+    gate: FairGate,
+}
+
+impl Default for Tetris {
+    fn default() -> Self {
+        Tetris::new()
+    }
 }
 
 impl Tetris {
+    /// Tetris as its baseline runs: one pool, no fairness.
     pub fn new() -> Tetris {
-        Tetris::default()
+        Tetris::fair(Vec::new(), None, FairnessMode::Drf, Charge::Time)
+    }
+
+    /// Tetris behind Graphene's deficit-counter bound: `shares` per queue, `kappa` of the
+    /// cluster (None: off), counters charged as Graphene's are (`fairness`, `charge`).
+    pub fn fair(shares: Vec<f64>, kappa: Option<f64>, fairness: FairnessMode, charge: Charge) -> Tetris {
+        Tetris {
+            rem: HashMap::new(),
+            total: None,
+            cands: Vec::new(),
+            gate: FairGate::new(shares, kappa, fairness, charge),
+        }
+    }
+
+    /// The deficit counters (all zero when the bound is off).
+    pub fn deficits(&self) -> &crate::fairness::Deficits {
+        self.gate.deficits()
     }
 
     fn total(&mut self, view: &View) -> ResVec {
         *self.total.get_or_insert_with(|| view.caps.iter().fold(ResVec::ZERO, |a, c| a.add(c)))
+    }
+
+    /// Tetris's choice among `cands`: alignment minus eps x remaining work scaled to [0, 1].
+    fn pick(&self, cands: &[Cand], taken: &HashMap<u32, f64>) -> usize {
+        let rem = |j: u32| (self.rem.get(&j).copied().unwrap_or(0.0) - taken.get(&j).copied().unwrap_or(0.0)).max(0.0);
+        let max_rem = cands.iter().map(|c| rem(c.job)).fold(0.0, f64::max);
+        let eps = cands.iter().map(|c| c.align).sum::<f64>() / cands.len() as f64;
+        best(cands, |c: &Cand| {
+            let r = if max_rem > 0.0 { rem(c.job) / max_rem } else { 0.0 };
+            c.align - eps * r
+        })
     }
 }
 
@@ -108,6 +147,7 @@ impl Policy for Tetris {
         let total = self.total(view);
         let w = (0..view.dag(job).len() as u32).map(|t| work(view, &total, job, t)).sum();
         self.rem.insert(job, w);
+        self.gate.ensure_group(view, view.queue(job) as usize);
     }
 
     fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
@@ -118,20 +158,37 @@ impl Policy for Tetris {
         // Work of the tasks chosen in this heartbeat, not launched yet.
         let mut taken: HashMap<u32, f64> = HashMap::new();
         let mut cands = std::mem::take(&mut self.cands);
+        self.gate.begin();
         loop {
             candidates(view, &cap, &left, &chosen, &mut cands);
             if cands.is_empty() {
                 break;
             }
-            let rem =
-                |j: u32| (self.rem.get(&j).copied().unwrap_or(0.0) - taken.get(&j).copied().unwrap_or(0.0)).max(0.0);
-            let max_rem = cands.iter().map(|c| rem(c.job)).fold(0.0, f64::max);
-            let eps = cands.iter().map(|c| c.align).sum::<f64>() / cands.len() as f64;
-            let score = |c: &Cand| {
-                let r = if max_rem > 0.0 { rem(c.job) / max_rem } else { 0.0 };
-                c.align - eps * r
-            };
-            let c = cands[best(&cands, score)];
+            if self.gate.enabled() {
+                // The bound: keep only the candidates the gate allows (strict, else fallback).
+                let mut groups = vec![false; self.gate.deficits().len()];
+                for c in &cands {
+                    if let Some(g) = groups.get_mut(view.queue(c.job) as usize) {
+                        *g = true;
+                    }
+                }
+                let set = self.gate.contending(groups);
+                let charge = |c: &Cand| self.gate.charge_of(view, &total, c.job, c.task);
+                let ok = |c: &Cand, strict| self.gate.allowed(set, view.queue(c.job) as usize, charge(c), strict);
+                let strict: Vec<Cand> = cands.iter().copied().filter(|c| ok(c, true)).collect();
+                let kept = if strict.is_empty() { cands.iter().copied().filter(|c| ok(c, false)).collect() } else { strict };
+                if kept.is_empty() {
+                    break;
+                }
+                cands = kept;
+                let c = cands[self.pick(&cands, &taken)];
+                let f = self.gate.charge_of(view, &total, c.job, c.task);
+                self.gate.chose(TaskRef { job: c.job, task: c.task }, view.queue(c.job) as usize, f, set);
+                *taken.entry(c.job).or_insert(0.0) += work(view, &total, c.job, c.task);
+                take(view, &c, &mut left, &mut chosen, out);
+                continue;
+            }
+            let c = cands[self.pick(&cands, &taken)];
             *taken.entry(c.job).or_insert(0.0) += work(view, &total, c.job, c.task);
             take(view, &c, &mut left, &mut chosen, out);
         }
@@ -140,6 +197,10 @@ impl Policy for Tetris {
 
     fn launched(&mut self, view: &View, t: TaskRef) {
         let total = self.total(view);
+        if self.gate.enabled() {
+            let f = self.gate.charge_of(view, &total, t.job, t.task);
+            self.gate.launched(t, view.queue(t.job) as usize, f);
+        }
         if let Some(r) = self.rem.get_mut(&t.job) {
             *r = (*r - work(view, &total, t.job, t.task)).max(0.0);
         }
