@@ -141,7 +141,7 @@ pub struct InputArgs {
     /// TPC-H: executor count whose measured task durations are used.
     #[arg(long, value_name = "E", default_value_t = 20)]
     pub executors: u32,
-    /// Fill resource demands from a profile: none, mixed, cpu-mem, uniform (see README; the
+    /// Fill resource demands from a profile: none, mixed, cpu-mem, uniform, single (see README; the
     /// default for formats without demands).
     #[arg(long, value_name = "PROFILE")]
     pub demands: Option<String>,

@@ -36,7 +36,7 @@ pub struct Args {
     /// TPC-H executor count; same as for build-schedule.
     #[arg(long, value_name = "E", default_value_t = 20)]
     pub executors: u32,
-    /// Demand profile (none, mixed, cpu-mem, uniform); give the same as for build-schedule.
+    /// Demand profile (none, mixed, cpu-mem, uniform, single); give the same as for build-schedule.
     #[arg(long, value_name = "PROFILE")]
     pub demands: Option<String>,
     /// Seed of the demand profile; give the same as for build-schedule.

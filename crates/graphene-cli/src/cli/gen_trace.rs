@@ -10,8 +10,20 @@ use super::args::{ClusterArgs, InputArgs};
 #[derive(clap::Args)]
 pub struct Args {
     /// DAG files to draw jobs from (a Decima TPC-H file without --query gives all 22 queries).
-    #[arg(long, required = true, num_args = 1.., value_name = "FILES")]
+    #[arg(long, num_args = 1.., value_name = "FILES", required_unless_present = "trace_dags")]
     pub dags: Vec<PathBuf>,
+    /// Workload traces (native or Alibaba CSV) whose jobs are added to the DAGs to draw from,
+    /// with their arrivals and queues dropped. With --demands their demands are replaced by the
+    /// profile's (Alibaba's cpu and memory units are not the default cluster's); without, kept.
+    #[arg(long, num_args = 1.., value_name = "TRACES")]
+    pub trace_dags: Vec<PathBuf>,
+    /// How a job's DAG is drawn: `dag` uniformly over all DAGs read, or `file` a file (of
+    /// --dags and --trace-dags) uniformly, then a DAG within it.
+    #[arg(long, value_name = "HOW", default_value = "dag", value_parser = ["dag", "file"])]
+    pub pick: String,
+    /// Draw only DAGs with at least this many stages (e.g. 3 for deep multi-stage jobs).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub min_stages: usize,
     /// Number of jobs.
     #[arg(long, value_name = "N")]
     pub jobs: usize,
@@ -43,16 +55,39 @@ pub fn run(a: Args) -> Result<i32> {
     if a.queues == 0 {
         return Err(Error::Usage("--queues must be at least 1".into()));
     }
-    let dags = super::args::load_job_dags(&a.dags, &a.input)?;
+    // One group of DAGs per file, for --pick file.
+    let mut per_file = Vec::new();
+    for p in &a.dags {
+        per_file.push(super::args::load_job_dags(std::slice::from_ref(p), &a.input)?);
+    }
+    for p in &a.trace_dags {
+        per_file.push(graphene::trace::job_dags(p, a.input.demands.as_deref(), a.input.seed)?);
+    }
+    let read: usize = per_file.iter().map(Vec::len).sum();
+    for dags in &mut per_file {
+        dags.retain(|d| d.stages.len() >= a.min_stages);
+    }
+    let dags: Vec<graphene::model::Dag> = per_file.iter().flatten().cloned().collect();
+    if dags.is_empty() {
+        return Err(Error::Usage(format!(
+            "none of the {read} DAGs read has at least {} stages (--min-stages)",
+            a.min_stages
+        )));
+    }
     let cluster = super::args::trace_cluster(&a.cluster)?;
-    let mut workload = trace::generate(&dags, a.jobs, arrival, a.queues, a.input.seed)?;
+    let mut workload = if a.pick == "file" {
+        let sources: Vec<&[graphene::model::Dag]> = per_file.iter().map(Vec::as_slice).collect();
+        trace::generate_from(&sources, a.jobs, arrival, a.queues, a.input.seed)?
+    } else {
+        trace::generate(&dags, a.jobs, arrival, a.queues, a.input.seed)?
+    };
     let scale = match a.load {
         Some(target) => Some(trace::load::calibrate(&mut workload, &cluster, target)?),
         None => None,
     };
     let text = trace::native_csv::write(&workload)?;
     let inputs: Vec<&std::path::Path> =
-        a.dags.iter().map(|p| p.as_path()).chain(a.cluster.cluster.as_deref()).collect();
+        a.dags.iter().chain(&a.trace_dags).map(|p| p.as_path()).chain(a.cluster.cluster.as_deref()).collect();
     graphene::output::write_or_stdout(a.out.as_deref(), text.as_bytes(), &inputs)?;
     if !a.quiet {
         let last = workload.jobs.last().map_or(0.0, |j| j.arrival);

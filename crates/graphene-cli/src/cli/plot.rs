@@ -181,6 +181,17 @@ fn cdf(a: CdfArgs) -> Result<i32> {
             let title = "Makespan / best lower bound per DAG".to_string();
             (series, title, "makespan / best lower bound".to_string(), 1.0, "x")
         }
+        Metric::Gain => {
+            if a.baseline.is_some() {
+                return Err(Error::Usage("--metric gain takes CSV files (series,gain) and no --baseline".into()));
+            }
+            let mut series = Vec::new();
+            for p in &a.inputs {
+                series.extend(plot::load_series(p, "series", "gain")?);
+            }
+            let title = "Per-workload median JCT gain".to_string();
+            (series, title, "median per-job JCT gain [%] (positive = faster)".to_string(), 0.0, "%")
+        }
         Metric::Jct | Metric::Slowdown => {
             let Some(base_dir) = &a.baseline else {
                 return Err(Error::Usage(format!(

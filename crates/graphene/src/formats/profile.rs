@@ -27,6 +27,13 @@
 //! * `cpu-mem`: cpu and mem exactly as in `mixed` (same draws for the same seed), disk = net = 0,
 //!   like the Alibaba traces, which record only these two.
 //! * `uniform`: every task cpu = 1, mem = 2, disk = net = 0: slot-like, packing does not matter.
+//! * `single`: every group is heavy in exactly one resource, drawn uniformly among cpu, mem,
+//!   disk and net (those the DAG names): heavy means cpu U{4..8} cores, mem U(16, 32) GB, disk
+//!   U(60, 120) MB/s, net U(400, 800) MB/s (a quarter to a half of a default machine, so two to
+//!   four such tasks fill it in that resource); the other resources are light: cpu 1, mem
+//!   U(1, 3) GB, disk U(0, 10), net U(0, 40). Tasks are jittered as in `mixed`. This is the
+//!   workload where packing complementary tasks pays the most, and where a scheduler that counts
+//!   cores and memory only overbooks disk and network hardest. File demands are not kept.
 //!
 //! `mixed` and `cpu-mem` cap every demand at one default machine (16 cores, 64 GB, 200 MB/s disk,
 //! 1250 MB/s network), kept file values included, so every task fits the default cluster.
@@ -59,10 +66,12 @@ pub enum Profile {
     Mixed,
     CpuMem,
     Uniform,
+    /// `single`: every group heavy in one resource.
+    Single,
 }
 
 impl Profile {
-    pub const NAMES: [&'static str; 4] = ["none", "mixed", "cpu-mem", "uniform"];
+    pub const NAMES: [&'static str; 5] = ["none", "mixed", "cpu-mem", "uniform", "single"];
 
     pub fn by_name(name: &str) -> Result<Profile> {
         match name.trim().to_ascii_lowercase().as_str() {
@@ -70,6 +79,7 @@ impl Profile {
             "mixed" => Ok(Profile::Mixed),
             "cpu-mem" | "cpumem" | "cpu_mem" => Ok(Profile::CpuMem),
             "uniform" => Ok(Profile::Uniform),
+            "single" | "single-heavy" | "one-heavy" => Ok(Profile::Single),
             _ => Err(Error::Usage(format!("unknown demand profile '{name}' (known: {})", Profile::NAMES.join(", ")))),
         }
     }
@@ -80,6 +90,7 @@ impl Profile {
             Profile::Mixed => "mixed",
             Profile::CpuMem => "cpu-mem",
             Profile::Uniform => "uniform",
+            Profile::Single => "single",
         }
     }
 
@@ -100,6 +111,35 @@ impl Profile {
             Profile::Uniform => {
                 for t in &mut out.tasks {
                     dims.set(&mut t.demand.0, [1.0, 2.0, 0.0, 0.0]);
+                }
+            }
+            Profile::Single => {
+                // Only the resources the DAG names can be the heavy one.
+                let named: Vec<usize> =
+                    [dims.cpu, dims.mem, dims.disk, dims.net].iter().enumerate().filter_map(|(k, d)| d.map(|_| k)).collect();
+                for s in &dag.stages {
+                    let mut g = rng_for(seed, &dag.name, "single", &dag.groups[s.group as usize]);
+                    // Fixed order of draws: heavy pick, then one uniform per resource.
+                    let pick: f64 = g.gen();
+                    let u: [f64; 4] = [g.gen(), g.gen(), g.gen(), g.gen()];
+                    let heavy = if named.is_empty() {
+                        usize::MAX
+                    } else {
+                        named[((pick * named.len() as f64) as usize).min(named.len() - 1)]
+                    };
+                    let mut jitter = rng_for(seed, &dag.name, "stage", &s.name);
+                    for t in s.tasks() {
+                        let j: [f64; 3] =
+                            [jitter.gen_range(0.9..1.1), jitter.gen_range(0.9..1.1), jitter.gen_range(0.9..1.1)];
+                        let cpu = if heavy == 0 { (4.0 + (u[0] * 5.0).floor()).min(8.0) } else { 1.0 };
+                        let mem = if heavy == 1 { lerp(16.0, 32.0, u[1]) } else { lerp(1.0, 3.0, u[1]) } * j[0];
+                        let disk = if heavy == 2 { lerp(60.0, 120.0, u[2]) } else { lerp(0.0, 10.0, u[2]) } * j[1];
+                        let net = if heavy == 3 { lerp(400.0, 800.0, u[3]) } else { lerp(0.0, 40.0, u[3]) } * j[2];
+                        dims.set(
+                            &mut out.tasks[t as usize].demand.0,
+                            [cpu, mem.min(CAP_MEM), disk.min(CAP_DISK), net.min(CAP_NET)],
+                        );
+                    }
                 }
             }
             Profile::Mixed | Profile::CpuMem => {
@@ -238,6 +278,33 @@ mod tests {
         assert_eq!(Profile::default_for(Format::Tpch), Profile::Mixed);
         assert_eq!(Profile::default_for(Format::Wfcommons), Profile::Mixed);
         assert_eq!(Profile::default_for(Format::Native), Profile::Keep);
+    }
+
+    /// `single`: in every stage exactly one resource is heavy (at least a quarter of a default
+    /// machine) and every other one light; over the TPC-H queries every resource is the heavy
+    /// one somewhere; the same seed gives the same demands.
+    #[test]
+    fn single_profile_has_one_heavy_resource_per_stage() {
+        let text = include_str!("../../../../tests/data/tpch-2g-q6.json");
+        let mut counts = [0usize; 4];
+        for seed in 0..8 {
+            let dag = tpch::parse(text, "t", None, 20).unwrap().remove(0);
+            let a = Profile::Single.apply(&dag, seed);
+            assert_eq!(demands(&a), demands(&Profile::Single.apply(&dag, seed)));
+            for st in &a.stages {
+                for t in st.tasks() {
+                    let d = &a.tasks[t as usize].demand.0;
+                    let heavy: Vec<usize> = (0..4)
+                        .filter(|&r| d[r] >= [4.0, 0.25 * CAP_MEM * 0.9, 0.25 * CAP_DISK * 0.9, 0.25 * CAP_NET * 0.9][r])
+                        .collect();
+                    let light = [1.0, 3.0 * 1.1, 10.0 * 1.1, 40.0 * 1.1];
+                    assert_eq!(heavy.len(), 1, "stage {} task {t}: {d:?}", st.name);
+                    assert!((0..4).all(|r| r == heavy[0] || d[r] <= light[r]), "{d:?}");
+                    counts[heavy[0]] += 1;
+                }
+            }
+        }
+        assert!(counts.iter().all(|&c| c > 0), "{counts:?}");
     }
 
     #[test]

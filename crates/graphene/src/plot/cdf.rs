@@ -20,6 +20,10 @@ pub enum Metric {
     Slowdown,
     /// Makespan / best lower bound per DAG, one line per scheduler of a `compare --csv` file.
     Ratio,
+    /// Per-workload gains in percent, one line per `series` of a CSV with columns `series` and
+    /// `gain` (what `scripts/bench-online-robust` writes: graphene's median per-job JCT gain
+    /// over each baseline, one row per workload).
+    Gain,
 }
 
 /// Job completion times of one replay, in trace order.
@@ -124,14 +128,19 @@ pub fn against(base: &JobsIn, run: &JobsIn, metric: Metric) -> Result<Vec<f64>> 
 /// Makespan / lower bound per DAG, one series per scheduler in order of first appearance, from
 /// the CSV `graphene compare --csv` prints.
 pub fn load_compare(path: &Path) -> Result<Vec<(String, Vec<f64>)>> {
+    load_series(path, "scheduler", "ratio")
+}
+
+/// One series of values per distinct `name_col`, in order of first appearance, from a CSV file.
+pub fn load_series(path: &Path, name_col: &str, value_col: &str) -> Result<Vec<(String, Vec<f64>)>> {
     let mut rdr = csv::Reader::from_path(path).map_err(|e| csv_err(path, e))?;
     let headers = rdr.headers().map_err(|e| csv_err(path, e))?.clone();
-    let cols = columns(path, &headers, &["scheduler", "ratio"])?;
+    let cols = columns(path, &headers, &[name_col, value_col])?;
     let mut series: Vec<(String, Vec<f64>)> = Vec::new();
     for rec in rdr.records() {
         let rec = rec.map_err(|e| csv_err(path, e))?;
         let name = rec.get(cols[0]).unwrap_or("").to_string();
-        let ratio = number(path, &rec, cols[1], "ratio")?;
+        let ratio = number(path, &rec, cols[1], value_col)?;
         match series.iter_mut().find(|(n, _)| *n == name) {
             Some((_, v)) => v.push(ratio),
             None => series.push((name, vec![ratio])),

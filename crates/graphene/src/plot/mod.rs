@@ -9,6 +9,6 @@ pub mod gantt;
 mod style;
 pub mod usage;
 
-pub use cdf::{against, cdf, load_compare, CdfChart, JobsIn, Metric};
+pub use cdf::{against, cdf, load_compare, load_series, CdfChart, JobsIn, Metric};
 pub use gantt::{gantt, Context, Gantt, GanttOptions, Lanes, ScheduleIn};
 pub use usage::{usage, ReplaySummary};

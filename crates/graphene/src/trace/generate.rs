@@ -90,11 +90,26 @@ pub fn job_name(i: usize, n: usize) -> String {
 /// renamed after the job (the name a trace file gives it back). Fails on an empty DAG list with
 /// jobs to draw, or zero queues.
 pub fn generate(dags: &[Dag], n: usize, arrival: ArrivalProcess, queues: usize, seed: u64) -> Result<Workload> {
+    generate_from(&[dags], n, arrival, queues, seed)
+}
+
+/// As [`generate`], drawing each job's DAG in two steps: a source uniformly from `sources` (a
+/// DAG file, a trace), then a DAG uniformly within it (`gen-trace --pick file`), so that a file
+/// of thousands of DAGs does not drown one of a few. With one source this is exactly
+/// [`generate`] (one draw per job, the same stream).
+pub fn generate_from(
+    sources: &[&[Dag]],
+    n: usize,
+    arrival: ArrivalProcess,
+    queues: usize,
+    seed: u64,
+) -> Result<Workload> {
+    let sources: Vec<&[Dag]> = sources.iter().copied().filter(|s| !s.is_empty()).collect();
     crate::limits::current().check_jobs(n as u64, "--jobs")?;
     if queues == 0 {
         return Err(Error::Usage("--queues must be at least 1".into()));
     }
-    if dags.is_empty() && n > 0 {
+    if sources.is_empty() && n > 0 {
         return Err(Error::Usage("no DAGs to draw jobs from".into()));
     }
     let mut pick = rng(seed, STREAM_DAGS);
@@ -117,7 +132,8 @@ pub fn generate(dags: &[Dag], n: usize, arrival: ArrivalProcess, queues: usize, 
             }
         };
         let at = (at * 1000.0).round() / 1000.0;
-        let mut dag = dags[pick.gen_range(0..dags.len())].clone();
+        let from = if sources.len() == 1 { sources[0] } else { sources[pick.gen_range(0..sources.len())] };
+        let mut dag = from[pick.gen_range(0..from.len())].clone();
         let name = job_name(i, n);
         dag.name = name.clone();
         let q = queue_names[queue.gen_range(0..queues)].clone();

@@ -22,7 +22,7 @@ pub mod load;
 pub mod native_csv;
 
 pub use alibaba::{SkipReason, SkipReport};
-pub use generate::{generate, ArrivalProcess};
+pub use generate::{generate, generate_from, ArrivalProcess};
 
 use std::path::Path;
 
@@ -87,6 +87,29 @@ pub fn detect(text: &str) -> Result<TraceFormat> {
             head.len()
         ),
     })
+}
+
+/// The jobs of a workload trace as DAGs to draw new workloads from (`gen-trace --trace-dags`):
+/// arrivals and queues are dropped. With a demand `profile` every task's demands are cleared and
+/// drawn from it (an Alibaba trace's cpu and memory are in its own machine's units, not those of
+/// the cluster the new workload is for); without one they are kept as read.
+pub fn job_dags(path: &Path, profile: Option<&str>, seed: u64) -> Result<Vec<crate::model::Dag>> {
+    let profile = profile.map(crate::formats::profile::Profile::by_name).transpose()?;
+    let (w, _) = load(path, &TraceOptions::default())?;
+    Ok(w
+        .jobs
+        .into_iter()
+        .map(|j| match profile {
+            None => j.dag,
+            Some(p) => {
+                let mut dag = j.dag;
+                for t in &mut dag.tasks {
+                    t.demand = crate::model::ResVec::ZERO;
+                }
+                p.apply(&dag, seed)
+            }
+        })
+        .collect())
 }
 
 /// Reads a workload trace. Native traces never skip anything (every error is an error);
