@@ -210,6 +210,7 @@ pub(crate) fn replay_opts(o: &Opts) -> PyResult<ReplayOptions> {
         cluster: cluster_opts(o)?,
         kappa: o.take_any("kappa")?.map(|k| k.str().map(|s| s.to_string())).transpose()?,
         tetris_kappa: o.take_any("tetris_kappa")?.map(|k| k.str().map(|s| s.to_string())).transpose()?,
+        online_rules: o.take("online_rules")?.unwrap_or(d.online_rules),
         eta: o.take_any("eta")?.map(|k| k.str().map(|s| s.to_string())).transpose()?.unwrap_or(d.eta),
         rp: o.take("rp")?,
         overbook_limit: o.take("overbook_limit")?,

@@ -411,6 +411,8 @@ pub struct ReplayOptions {
     pub kappa: Option<String>,
     /// `--tetris-kappa`: the same bound for `tetris` (absent: none).
     pub tetris_kappa: Option<String>,
+    /// `--online-rules`: "default" or "paper" (graphene's online rules exactly as the paper's).
+    pub online_rules: String,
     pub eta: String,
     pub rp: Option<f64>,
     pub overbook_limit: Option<f64>,
@@ -438,6 +440,7 @@ impl Default for ReplayOptions {
             cluster: ClusterOptions::default(),
             kappa: None,
             tetris_kappa: None,
+            online_rules: "default".into(),
             eta: "auto".into(),
             rp: None,
             overbook_limit: None,
@@ -509,6 +512,11 @@ impl ReplayOptions {
     fn graphene_config(&self, shares: &[f64]) -> Result<GrapheneOnline> {
         let mut cfg = GrapheneOnline { shares: shares.to_vec(), ..GrapheneOnline::default() };
         cfg.kappa = parse_kappa("--kappa", self.kappa.as_deref(), cfg.kappa)?;
+        cfg.paper_rules = match self.online_rules.as_str() {
+            "default" => false,
+            "paper" => true,
+            other => return Err(Error::Usage(format!("--online-rules '{other}' must be default or paper"))),
+        };
         cfg.eta = match self.eta.as_str() {
             "auto" => Eta::Auto,
             e => match e.parse::<f64>() {

@@ -32,6 +32,11 @@ pub struct Common {
     /// --charge), to compare the two at equal fairness [default: none, Tetris's baseline].
     #[arg(long, value_name = "K")]
     pub tetris_kappa: Option<String>,
+    /// graphene: `paper` follows the paper's online rules exactly (raw priScores across jobs,
+    /// deficits charged per launch, every queue contending), to measure what each of the
+    /// defaults' changes buys; `default` is this project's rules (README).
+    #[arg(long, value_name = "RULES", default_value = "default", value_parser = ["default", "paper"])]
+    pub online_rules: String,
     /// graphene: weight of shortest-remaining-work against packing x priority, or "auto".
     #[arg(long, value_name = "E|auto", default_value = "auto")]
     pub eta: String,
@@ -136,6 +141,7 @@ impl Common {
             cluster: self.cluster.options(),
             kappa: self.kappa.clone(),
             tetris_kappa: self.tetris_kappa.clone(),
+            online_rules: self.online_rules.clone(),
             eta: self.eta.clone(),
             rp: self.rp,
             overbook_limit: self.overbook_limit,

@@ -95,6 +95,11 @@ pub struct GrapheneOnline {
     pub bundle: usize,
     /// Machines of the virtual cluster the offline constructor plans each job on.
     pub offline_machines: usize,
+    /// The paper's rules exactly (`--online-rules paper`): raw priScores compared across jobs
+    /// (no division by the job's frontier), every launch charged the unit alone
+    /// ([`Charge::Task`], whatever `charge` says) and every queue counted as contending for
+    /// every machine. Kept reproducible so that what each change bought can be measured.
+    pub paper_rules: bool,
 }
 
 impl Default for GrapheneOnline {
@@ -115,6 +120,7 @@ impl Default for GrapheneOnline {
             overbook: 1.2,
             bundle: 16,
             offline_machines: 10,
+            paper_rules: false,
         }
     }
 }
@@ -199,6 +205,17 @@ impl Graphene {
             // One queue: nothing to be fair between, and its candidates are the only ones.
             return vec![true; self.deficits.len()];
         }
+        if self.cfg.paper_rules {
+            // The paper: every queue with pending (runnable) work, whatever fits here.
+            let mut out = vec![false; self.deficits.len()];
+            for &job in view.active() {
+                let g = view.queue(job) as usize;
+                if g < out.len() && view.job_state(job).runnable_count > 0 {
+                    out[g] = true;
+                }
+            }
+            return out;
+        }
         let mut out = vec![false; self.deficits.len()];
         for c in cands {
             if c.group < out.len() && !out[c.group] && fits(view, &view.requested(c.job, c.task), left, empty_soft) {
@@ -211,7 +228,7 @@ impl Graphene {
     /// What launching task `t` of `job` charges the deficit counters.
     fn charge_of(&self, view: &View, total: &ResVec, job: u32, t: u32) -> f64 {
         let f = self.cfg.fairness.factor(&view.requested(job, t), total, view.dims);
-        match self.cfg.charge {
+        match if self.cfg.paper_rules { Charge::Task } else { self.cfg.charge } {
             Charge::Task => f,
             Charge::Time => f * view.estimated_duration(job, t) / CHARGE_WINDOW_S,
         }
@@ -318,7 +335,13 @@ impl Policy for Graphene {
                     }
                     // priScore relative to the job's frontier (see the module doc): the job's
                     // next task in its preferred order scores 1.
-                    let pri = if frontier > 0.0 { (pri_of(t) / frontier).clamp(0.0, 1.0) } else { 1.0 };
+                    let pri = if self.cfg.paper_rules {
+                        pri_of(t)
+                    } else if frontier > 0.0 {
+                        (pri_of(t) / frontier).clamp(0.0, 1.0)
+                    } else {
+                        1.0
+                    };
                     cands.push(Cand {
                         job,
                         task: t,
