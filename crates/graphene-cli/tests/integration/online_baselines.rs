@@ -36,7 +36,13 @@ fn cluster(w: &Workload, machines: usize, cap: &[(&str, f64)]) -> Cluster {
 
 fn settings(w: &Workload, seed: u64) -> OnlineSettings {
     let q = w.queues().len().max(1);
-    OnlineSettings { shares: vec![1.0 / q as f64; q], graphene: GrapheneOnline::default(), seed, tetris_kappa: None, decima_model: None }
+    OnlineSettings {
+        shares: vec![1.0 / q as f64; q],
+        graphene: GrapheneOnline::default(),
+        seed,
+        tetris_kappa: None,
+        decima_model: None,
+    }
 }
 
 fn replay(name: &str, w: &Workload, c: &Cluster, seed: u64, misestimate: Option<(f64, f64)>) -> SimResult {
@@ -191,6 +197,55 @@ C,2,q,s,1,5,1,1,0,0,,
     let c = cluster(&w, 1, &[("cpu", 1.0), ("mem", 8.0)]);
     assert_eq!(jcts(&replay("tetris", &w, &c, 0, None)), vec![10.0, 34.0, 13.0]);
     assert_eq!(jcts(&replay("fifo", &w, &c, 0, None)), vec![10.0, 29.0, 33.0]);
+}
+
+/// Tetris behind Graphene's deficit-counter bound (`--tetris-kappa`), by hand. One machine with
+/// 1 core and 8 memory, every task 1 core and 1 memory. Queue q0: A, four 1 s tasks; queue q1:
+/// B, one 30 s task; both at 0. Without the bound Tetris runs the job with less work left
+/// first: A 0-4, B 4-34 (JCTs 4 and 34). With kappa 0.02, DRF charges in resource-time (a 1 s
+/// task charges its dominant share 1 x 1/60; B's task 30/60), both queues contending with equal
+/// shares: A's first two tasks credit B 1/120 each (B at 0.0167); a third would lift B to 0.025
+/// > 0.02, and B's task would lift A over the bound too (0.25 - 0.0167), so the strict pass
+/// allows nothing and the fallback serves the most-owed queue, B: 2-32, then A 32-34 (JCTs 34
+/// and 32). Graphene's own scheduler, with the same bound, gets the same counters.
+#[test]
+fn tetris_with_the_deficit_bound_serves_the_owed_queue() {
+    let w = workload(
+        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations
+A,0,q0,s,4,1,1,1,0,0,,
+B,0,q1,s,1,30,1,1,0,0,,
+",
+    );
+    let c = cluster(&w, 1, &[("cpu", 1.0), ("mem", 8.0)]);
+    assert_eq!(jcts(&replay("tetris", &w, &c, 0, None)), vec![4.0, 34.0]);
+    let mut s = settings(&w, 0);
+    s.tetris_kappa = Some(0.02);
+    let mut policy = by_name("tetris", &s).unwrap();
+    let r = run(&w, &c, policy.as_mut(), &SimConfig { heartbeat: 1.0, ..SimConfig::default() }).unwrap();
+    check("tetris-fair", &w, &c, &r);
+    assert_eq!(jcts(&r), vec![34.0, 32.0]);
+}
+
+/// DRF across two queues, by hand. One machine with 4 cores and 4 memory. q0: A, four 10 s
+/// tasks of cpu 1, mem 0.5 (dominant share 1/4 each); q1: B, two 10 s tasks of cpu 0.5, mem 2
+/// (1/2 each); both at 0. Lowest dominant share first, ties to q0: A (A 1/4), B (B 1/2), A (A
+/// 1/2), A again on the tie (A 3/4, cpu 3.5, mem 3.5); B's second task needs 2 memory and A's
+/// fourth a fifth core, so nothing more fits until 10, when A's last and B's last run 10-20:
+/// JCTs 20 and 20. FIFO gives A all four cores at 0 (A 10) and B 10-20 (B 20).
+#[test]
+fn drf_serves_the_lowest_dominant_share() {
+    let w = workload(
+        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations
+A,0,q0,s,4,10,1,0.5,0,0,,
+B,0,q1,s,2,10,0.5,2,0,0,,
+",
+    );
+    let c = cluster(&w, 1, &[("cpu", 4.0), ("mem", 4.0)]);
+    let r = replay("drf", &w, &c, 0, None);
+    check("drf", &w, &c, &r);
+    assert_eq!(jcts(&r), vec![20.0, 20.0]);
+    assert_eq!(r.runs.iter().filter(|x| x.start == 0.0).count(), 4, "three of A's tasks and one of B's at 0");
+    assert_eq!(jcts(&replay("fifo", &w, &c, 0, None)), vec![10.0, 20.0]);
 }
 
 /// One machine with 2 cores; job J at 0: stage x (two 1 s tasks), stage y (one 3 s task), stage

@@ -154,8 +154,13 @@ fn realized_schedules_pass_the_replay_checker_and_tampering_is_caught() {
 
     let (w, _) = load(&repo("traces/small.csv"), &TraceOptions { format: None, queues: None }).expect("trace loads");
     let cluster = ClusterSpec::uniform(2, ClusterSpec::default_capacity()).resolve(&w.jobs[0].dag.resources).unwrap();
-    let settings =
-        OnlineSettings { shares: vec![0.5, 0.5], graphene: GrapheneOnline::default(), seed: 0, tetris_kappa: None, decima_model: None };
+    let settings = OnlineSettings {
+        shares: vec![0.5, 0.5],
+        graphene: GrapheneOnline::default(),
+        seed: 0,
+        tetris_kappa: None,
+        decima_model: None,
+    };
     for name in graphene::online::NAMES {
         let cfg = SimConfig { misestimate: Some((-0.3, 0.3)), ..SimConfig::default() };
         let r = run(&w, &cluster, by_name(name, &settings).unwrap().as_mut(), &cfg).unwrap();

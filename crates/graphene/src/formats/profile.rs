@@ -115,8 +115,11 @@ impl Profile {
             }
             Profile::Single => {
                 // Only the resources the DAG names can be the heavy one.
-                let named: Vec<usize> =
-                    [dims.cpu, dims.mem, dims.disk, dims.net].iter().enumerate().filter_map(|(k, d)| d.map(|_| k)).collect();
+                let named: Vec<usize> = [dims.cpu, dims.mem, dims.disk, dims.net]
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(k, d)| d.map(|_| k))
+                    .collect();
                 for s in &dag.stages {
                     let mut g = rng_for(seed, &dag.name, "single", &dag.groups[s.group as usize]);
                     // Fixed order of draws: heavy pick, then one uniform per resource.
@@ -295,7 +298,9 @@ mod tests {
                 for t in st.tasks() {
                     let d = &a.tasks[t as usize].demand.0;
                     let heavy: Vec<usize> = (0..4)
-                        .filter(|&r| d[r] >= [4.0, 0.25 * CAP_MEM * 0.9, 0.25 * CAP_DISK * 0.9, 0.25 * CAP_NET * 0.9][r])
+                        .filter(|&r| {
+                            d[r] >= [4.0, 0.25 * CAP_MEM * 0.9, 0.25 * CAP_DISK * 0.9, 0.25 * CAP_NET * 0.9][r]
+                        })
                         .collect();
                     let light = [1.0, 3.0 * 1.1, 10.0 * 1.1, 40.0 * 1.1];
                     assert_eq!(heavy.len(), 1, "stage {} task {t}: {d:?}", st.name);

@@ -584,6 +584,17 @@ mod tests {
         }
     }
 
+    /// `--online-rules paper` reproduces the paper's raw priScores across jobs: on the
+    /// motivating pair (one queue) the two jobs interleave and take 200 and 204 s, where the
+    /// default rules give 103 and 206 (see `motivating_pair_exact_jcts`).
+    #[test]
+    fn paper_rules_interleave_the_motivating_pair() {
+        let (w, c) = motivating(2, false);
+        let mut g = Graphene::new(GrapheneOnline { bypass_tasks: 0, paper_rules: true, ..Default::default() });
+        let r = run(&w, &c, &mut g, &SimConfig::default()).unwrap();
+        assert_eq!(jcts(&r), vec![200.0, 204.0]);
+    }
+
     /// A DAG whose preferred order is not breadth-first. Stage w (50 s, cpu 8) and stage x
     /// (1 s, cpu 8) are both roots and are listed in that order. y (100 s, cpu 4) is x's child.
     /// The machine has cpu 12. Breadth-first in stage order (FIFO, CS) runs w first, which

@@ -21,8 +21,8 @@ pub use capacity::CapacityScheduler;
 pub use fifo::Fifo;
 pub use graphene::{Charge, Eta, Graphene, GrapheneOnline, CHARGE_WINDOW_S};
 pub use priority_cache::PriorityCache;
-pub use tetris::Tetris;
 pub use slearn::{pilots_for, Estimate, SLearn, THIN_LIMIT};
+pub use tetris::Tetris;
 
 use crate::model::ResVec;
 use crate::sim::View;
@@ -66,12 +66,9 @@ pub fn by_name(name: &str, s: &OnlineSettings) -> crate::Result<Box<dyn Policy>>
         "graphene" => Box::new(Graphene::new(GrapheneOnline { shares: s.shares.clone(), ..s.graphene.clone() })),
         "cs" => Box::new(CapacityScheduler::new(s.shares.clone())),
         "fifo" => Box::new(Fifo),
-        "tetris" => Box::new(tetris::Tetris::fair(
-            s.shares.clone(),
-            s.tetris_kappa,
-            s.graphene.fairness,
-            s.graphene.charge,
-        )),
+        "tetris" => {
+            Box::new(tetris::Tetris::fair(s.shares.clone(), s.tetris_kappa, s.graphene.fairness, s.graphene.charge))
+        }
         "cp" => Box::new(cp::CriticalPath::new(s.shares.clone())),
         "drf" => Box::new(drf::Drf::new(s.shares.clone())),
         "random" => Box::new(random::RandomPolicy::new(s.seed)),

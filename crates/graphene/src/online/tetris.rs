@@ -176,7 +176,8 @@ impl Policy for Tetris {
                 let charge = |c: &Cand| self.gate.charge_of(view, &total, c.job, c.task);
                 let ok = |c: &Cand, strict| self.gate.allowed(set, view.queue(c.job) as usize, charge(c), strict);
                 let strict: Vec<Cand> = cands.iter().copied().filter(|c| ok(c, true)).collect();
-                let kept = if strict.is_empty() { cands.iter().copied().filter(|c| ok(c, false)).collect() } else { strict };
+                let kept =
+                    if strict.is_empty() { cands.iter().copied().filter(|c| ok(c, false)).collect() } else { strict };
                 if kept.is_empty() {
                     break;
                 }

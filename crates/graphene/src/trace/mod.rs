@@ -96,8 +96,7 @@ pub fn detect(text: &str) -> Result<TraceFormat> {
 pub fn job_dags(path: &Path, profile: Option<&str>, seed: u64) -> Result<Vec<crate::model::Dag>> {
     let profile = profile.map(crate::formats::profile::Profile::by_name).transpose()?;
     let (w, _) = load(path, &TraceOptions::default())?;
-    Ok(w
-        .jobs
+    Ok(w.jobs
         .into_iter()
         .map(|j| match profile {
             None => j.dag,
