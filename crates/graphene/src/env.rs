@@ -259,6 +259,7 @@ pub fn default_settings(workload: &Workload) -> OnlineSettings {
         graphene: online::GrapheneOnline { shares, ..online::GrapheneOnline::default() },
         seed: 0,
         tetris_kappa: None,
+        tetris_overbook: 1.0,
         decima_model: None,
     }
 }

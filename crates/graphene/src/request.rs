@@ -14,7 +14,7 @@ use crate::formats::{self, Format, LoadOptions};
 use crate::metrics;
 use crate::model::{Cluster, ClusterSpec, Dag, Workload};
 use crate::offline::PlacementKey;
-use crate::online::{self, Charge, Eta, GrapheneOnline, OnlineSettings};
+use crate::online::{self, Charge, Eta, GrapheneOnline, OnlineSettings, SrptTerm};
 use crate::sim::{self, Misestimated, SimConfig, SimResult};
 use crate::trace::{self, ArrivalProcess, TraceFormat, TraceOptions};
 use crate::validate::Violation;
@@ -411,8 +411,12 @@ pub struct ReplayOptions {
     pub kappa: Option<String>,
     /// `--tetris-kappa`: the same bound for `tetris` (absent: none).
     pub tetris_kappa: Option<String>,
+    /// `--tetris-overbook-limit` (absent: 1, never).
+    pub tetris_overbook_limit: Option<f64>,
     /// `--online-rules`: "default" or "paper" (graphene's online rules exactly as the paper's).
     pub online_rules: String,
+    /// `--srpt-term`: "work" (the paper's) or "rank".
+    pub srpt_term: String,
     pub eta: String,
     pub rp: Option<f64>,
     pub overbook_limit: Option<f64>,
@@ -440,7 +444,9 @@ impl Default for ReplayOptions {
             cluster: ClusterOptions::default(),
             kappa: None,
             tetris_kappa: None,
+            tetris_overbook_limit: None,
             online_rules: "default".into(),
+            srpt_term: "work".into(),
             eta: "auto".into(),
             rp: None,
             overbook_limit: None,
@@ -512,6 +518,11 @@ impl ReplayOptions {
     fn graphene_config(&self, shares: &[f64]) -> Result<GrapheneOnline> {
         let mut cfg = GrapheneOnline { shares: shares.to_vec(), ..GrapheneOnline::default() };
         cfg.kappa = parse_kappa("--kappa", self.kappa.as_deref(), cfg.kappa)?;
+        cfg.srpt_term = match self.srpt_term.as_str() {
+            "work" => SrptTerm::Work,
+            "rank" => SrptTerm::Rank,
+            other => return Err(Error::Usage(format!("--srpt-term '{other}' must be work or rank"))),
+        };
         cfg.paper_rules = match self.online_rules.as_str() {
             "default" => false,
             "paper" => true,
@@ -519,6 +530,12 @@ impl ReplayOptions {
         };
         cfg.eta = match self.eta.as_str() {
             "auto" => Eta::Auto,
+            e if e.starts_with("auto:") => match e[5..].parse::<f64>() {
+                Ok(k) if k >= 0.0 && k.is_finite() => Eta::AutoTimes(k),
+                _ => {
+                    return Err(Error::Usage(format!("--eta '{e}' must be auto, auto:K with K >= 0, or a number >= 0")))
+                }
+            },
             e => match e.parse::<f64>() {
                 Ok(v) if v >= 0.0 && v.is_finite() => Eta::Fixed(v),
                 _ => return Err(Error::Usage(format!("--eta '{e}' must be a number >= 0 or auto"))),
@@ -606,6 +623,13 @@ impl ReplayOptions {
             graphene: self.graphene_config(&shares)?,
             seed: self.seed,
             tetris_kappa: parse_kappa("--tetris-kappa", self.tetris_kappa.as_deref(), None)?,
+            tetris_overbook: match self.tetris_overbook_limit {
+                None => 1.0,
+                Some(x) if x.is_finite() && x >= 1.0 => x,
+                Some(x) => {
+                    return Err(Error::Usage(format!("--tetris-overbook-limit {x} must be a finite number >= 1")))
+                }
+            },
             decima_model: self.decima_model.clone(),
         };
         let cfg = SimConfig {

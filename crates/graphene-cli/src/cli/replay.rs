@@ -32,11 +32,20 @@ pub struct Common {
     /// --charge), to compare the two at equal fairness [default: none, Tetris's baseline].
     #[arg(long, value_name = "K")]
     pub tetris_kappa: Option<String>,
+    /// tetris: overbookable resources (disk, net) may be allocated up to this multiple of a
+    /// machine's capacity, as graphene's --overbook-limit [default: 1, never: Tetris's paper].
+    #[arg(long, value_name = "X")]
+    pub tetris_overbook_limit: Option<f64>,
     /// graphene: `paper` follows the paper's online rules exactly (raw priScores across jobs,
     /// deficits charged per launch, every queue contending), to measure what each of the
     /// defaults' changes buys; `default` is this project's rules (README).
     #[arg(long, value_name = "RULES", default_value = "default", value_parser = ["default", "paper"])]
     pub online_rules: String,
+    /// graphene: the shortest-remaining-work term in the paper's units (`work`: duration x
+    /// demand left, times eta) or as the job's rank by work left among the candidates (`rank`,
+    /// scaled to [0, 1], times eta x the mean packing score; see BENCHMARKS' online robustness).
+    #[arg(long, value_name = "TERM", default_value = "work", value_parser = ["work", "rank"])]
+    pub srpt_term: String,
     /// graphene: weight of shortest-remaining-work against packing x priority, or "auto".
     #[arg(long, value_name = "E|auto", default_value = "auto")]
     pub eta: String,
@@ -141,7 +150,9 @@ impl Common {
             cluster: self.cluster.options(),
             kappa: self.kappa.clone(),
             tetris_kappa: self.tetris_kappa.clone(),
+            tetris_overbook_limit: self.tetris_overbook_limit,
             online_rules: self.online_rules.clone(),
+            srpt_term: self.srpt_term.clone(),
             eta: self.eta.clone(),
             rp: self.rp,
             overbook_limit: self.overbook_limit,

@@ -41,6 +41,7 @@ fn settings(w: &Workload, seed: u64) -> OnlineSettings {
         graphene: GrapheneOnline::default(),
         seed,
         tetris_kappa: None,
+        tetris_overbook: 1.0,
         decima_model: None,
     }
 }

@@ -159,6 +159,7 @@ fn realized_schedules_pass_the_replay_checker_and_tampering_is_caught() {
         graphene: GrapheneOnline::default(),
         seed: 0,
         tetris_kappa: None,
+        tetris_overbook: 1.0,
         decima_model: None,
     };
     for name in graphene::online::NAMES {

@@ -19,7 +19,7 @@ mod tetris;
 
 pub use capacity::CapacityScheduler;
 pub use fifo::Fifo;
-pub use graphene::{Charge, Eta, Graphene, GrapheneOnline, CHARGE_WINDOW_S};
+pub use graphene::{Charge, Eta, Graphene, GrapheneOnline, SrptTerm, CHARGE_WINDOW_S};
 pub use priority_cache::PriorityCache;
 pub use slearn::{pilots_for, Estimate, SLearn, THIN_LIMIT};
 pub use tetris::Tetris;
@@ -40,6 +40,8 @@ pub struct OnlineSettings {
     /// tetris: the deficit-counter bound of Graphene's online part (kappa of the cluster,
     /// charged as `graphene`'s settings say), `None` for Tetris without fairness.
     pub tetris_kappa: Option<f64>,
+    /// tetris: overbookable resources up to this multiple of capacity (1: never, the default).
+    pub tetris_overbook: f64,
     /// decima: weights file to load instead of the bundled model.
     pub decima_model: Option<std::path::PathBuf>,
 }
@@ -66,9 +68,10 @@ pub fn by_name(name: &str, s: &OnlineSettings) -> crate::Result<Box<dyn Policy>>
         "graphene" => Box::new(Graphene::new(GrapheneOnline { shares: s.shares.clone(), ..s.graphene.clone() })),
         "cs" => Box::new(CapacityScheduler::new(s.shares.clone())),
         "fifo" => Box::new(Fifo),
-        "tetris" => {
-            Box::new(tetris::Tetris::fair(s.shares.clone(), s.tetris_kappa, s.graphene.fairness, s.graphene.charge))
-        }
+        "tetris" => Box::new(
+            tetris::Tetris::fair(s.shares.clone(), s.tetris_kappa, s.graphene.fairness, s.graphene.charge)
+                .with_overbook(s.tetris_overbook),
+        ),
         "cp" => Box::new(cp::CriticalPath::new(s.shares.clone())),
         "drf" => Box::new(drf::Drf::new(s.shares.clone())),
         "random" => Box::new(random::RandomPolicy::new(s.seed)),

@@ -48,6 +48,11 @@ pub(crate) fn candidates(view: &View, cap: &ResVec, left: &ResVec, chosen: &Hash
         for x in a.0.iter_mut() {
             *x = x.max(0.0);
         }
+        // With an overbooking allowance `left` can exceed the machine; alignment counts at most
+        // the machine's capacity as free.
+        for (x, c) in a.0.iter_mut().zip(cap.0.iter()) {
+            *x = x.min(*c);
+        }
         a.normalized_by(cap)
     };
     for &job in view.active() {
@@ -92,6 +97,9 @@ pub struct Tetris {
     total: Option<ResVec>,
     cands: Vec<Cand>,
     gate: FairGate,
+    /// Overbookable resources may be allocated up to this multiple of a machine's capacity
+    /// (1: never, Tetris as its paper and the Graphene paper's Tez + Tetris runs).
+    overbook: f64,
 }
 
 impl Default for Tetris {
@@ -114,7 +122,15 @@ impl Tetris {
             total: None,
             cands: Vec::new(),
             gate: FairGate::new(shares, kappa, fairness, charge),
+            overbook: 1.0,
         }
+    }
+
+    /// Lets overbookable resources be allocated up to `x` x capacity, as Graphene's
+    /// `--overbook-limit` does, so that the two can be compared at equal overbooking.
+    pub fn with_overbook(mut self, x: f64) -> Tetris {
+        self.overbook = if x.is_finite() { x.max(1.0) } else { 1.0 };
+        self
     }
 
     /// The deficit counters (all zero when the bound is off).
@@ -154,6 +170,13 @@ impl Policy for Tetris {
         let total = self.total(view);
         let Some(cap) = view.caps.get(machine).copied() else { return };
         let mut left = *free;
+        if self.overbook > 1.0 {
+            for r in 0..view.dims {
+                if !view.hard[r] {
+                    left.0[r] += (self.overbook - 1.0) * cap.0[r];
+                }
+            }
+        }
         let mut chosen = HashSet::new();
         // Work of the tasks chosen in this heartbeat, not launched yet.
         let mut taken: HashMap<u32, f64> = HashMap::new();
