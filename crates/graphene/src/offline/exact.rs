@@ -1,0 +1,602 @@
+//! An exact solver for small DAGs (`build-schedule --exact`): branch and bound over the
+//! resource-time space that proves a schedule optimal, or reports how far from optimal it may be.
+//!
+//! Why a solver of our own: the model has continuous (f64) time, several resources per machine,
+//! and every task choosing one machine; the constraint-programming crates looked at
+//! (pumpkin-solver) have integer time and a cumulative constraint without optional tasks, so a
+//! machine choice would need a time-indexed encoding and scaled times, which is neither exact for
+//! f64 data nor small. A schedule-generation branch and bound needs neither.
+//!
+//! # The search space and why it is complete
+//!
+//! A node is a partial schedule built by the serial schedule-generation scheme: a branch picks a
+//! task whose parents are all placed and a machine, and puts the task at the earliest start on
+//! that machine where it fits for its whole duration (all resources held to capacity, as the
+//! offline constructor does) after its parents end. Take any optimal schedule and move tasks
+//! earlier (on any machine) while that is possible: the makespan does not grow, and the result is
+//! *active* (no task can start earlier anywhere). List its tasks by (start, id). Placing them in
+//! that order, each on its machine, puts each exactly where it was (a task that fitted earlier
+//! given the tasks that start before it could have been moved there, since tasks that start later
+//! are not running then). So it suffices to search lists in which starts never decrease (ties by
+//! id), which cuts the redundancy of the scheme: one list per schedule. Rules that remove more:
+//!
+//! * left shift: a branch that starts task i at s is dropped when another ready task j fits
+//!   somewhere in a slot ending by s (every later task starts at s or after, so that slot stays
+//!   free and j could move there: the schedule would not be active);
+//! * machines: of several machines with the same capacities and the same usage over time (two
+//!   idle ones, typically), only the first is tried; relabelling them is a symmetry of the
+//!   problem and keeps a schedule active;
+//! * tasks: of tasks alike in duration, demand, parents and children (the tasks of a stage whose
+//!   edges are all-to-all), the lower id goes first; swapping them is a symmetry as well.
+//!
+//! # Bounds and the search order
+//!
+//! Every later task starts at or after the last start `h`, so a node's bound is the largest of:
+//! the latest end so far; for each unplaced task, its earliest possible start (the earliest fit
+//! on any machine for ready tasks, its parents' earliest ends otherwise) plus its duration plus
+//! the longest chain after it; and, per resource, the time by which the capacity left after `h`
+//! (the machines minus what placed tasks still use) covers the unplaced work, computed for the
+//! plain demands and for transformed ones that no machine can hold more of: "tasks demanding at
+//! least v" with floor(capacity / v) slots per machine, and dual feasible functions (a demand
+//! over capacity - k counts as a full machine, one under k as nothing) on integer data.
+//! With integer durations every start of an active schedule is an integer, so bounds round up.
+//!
+//! The search raises a proven lower bound: round after round it looks for a schedule no longer
+//! than the bound (depth first, pruning nodes whose bound exceeds it); a round that finds none
+//! proves the optimum larger, and the next round's target is the least bound pruned. The first
+//! schedule found is optimal. The incumbent (the constructor's and improver's schedule) prunes
+//! as well, so the result is never worse than it, and a search stopped by its node budget or the
+//! time limit returns the incumbent with the bound proven so far. Everything but the time limit
+//! is deterministic: the node budget makes results repeatable on every machine.
+
+use serde::Serialize;
+
+use crate::model::{Cluster, Dag, Placement, ResVec, Schedule, TaskId, CAPACITY_EPS, MAX_RESOURCES};
+use crate::Deadline;
+
+/// Largest DAG `--exact` accepts: the search is exponential in the tasks, and past a few dozen
+/// it proves nothing in any useful time; beyond this it is refused instead of burning its budget.
+pub const EXACT_MAX_TASKS: usize = 200;
+
+/// Default node budget of `--exact` (nodes entered; a node costs microseconds on small DAGs).
+pub const DEFAULT_EXACT_NODES: u64 = 20_000_000;
+
+/// How the exact search ended.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExactStatus {
+    /// The schedule is proven optimal.
+    Optimal,
+    /// The time limit stopped the search: the bound is what was proven by then.
+    TimeLimit,
+    /// The node budget ran out.
+    NodeLimit,
+}
+
+impl ExactStatus {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ExactStatus::Optimal => "optimal",
+            ExactStatus::TimeLimit => "time-limit",
+            ExactStatus::NodeLimit => "node-limit",
+        }
+    }
+}
+
+/// What the exact search proved, for the schedule's JSON (`search.exact`).
+#[derive(Clone, Debug, Serialize)]
+pub struct ExactReport {
+    pub status: ExactStatus,
+    /// No schedule is shorter than this (equal to the makespan when optimal).
+    pub lower_bound: f64,
+    /// The makespan of the schedule returned.
+    pub upper_bound: f64,
+    /// (upper_bound - lower_bound) / upper_bound; 0 when optimal.
+    pub gap: f64,
+    /// Nodes (partial schedules) entered, and the budget.
+    pub nodes: u64,
+    pub node_budget: u64,
+    /// Bound-raising rounds run.
+    pub rounds: u32,
+    /// The makespan of the schedule the search started from.
+    pub from: f64,
+}
+
+/// A resource in the volume bound: a weight per task and a capacity per machine such that the
+/// weights of tasks running together on a machine never exceed its capacity.
+struct Volume {
+    weight: Vec<f64>,
+    total_cap: f64,
+}
+
+/// The instance in flat arrays, with task-level edges (small DAGs only).
+struct Inst {
+    n: usize,
+    m: usize,
+    dims: usize,
+    dur: Vec<f64>,
+    dem: Vec<ResVec>,
+    parents: Vec<Vec<u32>>,
+    children: Vec<Vec<u32>>,
+    /// Longest chain of durations after the task ends.
+    tail: Vec<f64>,
+    caps: Vec<ResVec>,
+    /// fits[j * m + k]: task j fits machine k when it is idle.
+    fits: Vec<bool>,
+    /// The next-lower task identical to this one, which must be placed first.
+    twin: Vec<Option<u32>>,
+    volumes: Vec<Volume>,
+    /// Every duration is an integer: starts of active schedules are integers, bounds round up.
+    integral: bool,
+}
+
+fn fits_with(used: &ResVec, extra: &ResVec, cap: &ResVec, dims: usize) -> bool {
+    (0..dims).all(|r| used.0[r] + extra.0[r] <= cap.0[r] * (1.0 + CAPACITY_EPS) + CAPACITY_EPS)
+}
+
+impl Inst {
+    fn new(dag: &Dag, cluster: &Cluster) -> Inst {
+        let n = dag.len();
+        let m = cluster.len();
+        let dims = dag.dims().min(MAX_RESOURCES);
+        let dur: Vec<f64> = dag.tasks.iter().map(|t| t.duration).collect();
+        let dem: Vec<ResVec> = dag.tasks.iter().map(|t| t.demand).collect();
+        let mut parents = vec![Vec::new(); n];
+        let mut children = vec![Vec::new(); n];
+        for t in 0..n as TaskId {
+            dag.for_each_parent(t, |p| parents[t as usize].push(p));
+            dag.for_each_child(t, |c| children[t as usize].push(c));
+        }
+        for v in parents.iter_mut().chain(children.iter_mut()) {
+            v.sort_unstable();
+            v.dedup();
+        }
+        let bl = crate::model::paths::bottom_levels(dag);
+        let tail: Vec<f64> = (0..n).map(|j| (bl[j] - dur[j]).max(0.0)).collect();
+        let caps = cluster.machines.clone();
+        let fits: Vec<bool> =
+            (0..n).flat_map(|j| caps.iter().map(move |c| (j, c))).map(|(j, c)| fits_with(&ResVec::ZERO, &dem[j], c, dims)).collect();
+        // Twins: same duration, demand, parents and children. Task ids are topological, and a
+        // twin has the same parents, so it is never an ancestor of the other.
+        let mut twin = vec![None; n];
+        for j in 0..n {
+            for i in (0..j).rev() {
+                if dur[i] == dur[j] && dem[i] == dem[j] && parents[i] == parents[j] && children[i] == children[j] {
+                    twin[j] = Some(i as u32);
+                    break;
+                }
+            }
+        }
+        let integral = dur.iter().all(|d| d.fract() == 0.0 && d.abs() < 1e15);
+        let volumes = volumes(n, dims, &dem, &caps);
+        Inst { n, m, dims, dur, dem, parents, children, tail, caps, fits, twin, volumes, integral }
+    }
+}
+
+/// The resources of the volume bound: each plain resource; per resource and demand level v
+/// above a third of the capacity, "demands at least v" with floor(capacity / v) slots per machine
+/// (wide tasks that cannot share a machine); and, when demands and capacities are integers and
+/// the machines alike in that resource, the dual feasible functions f_k (a demand above
+/// capacity - k counts as the whole capacity, one below k as nothing, the rest as itself), which
+/// never let a machine hold more than its capacity either.
+fn volumes(n: usize, dims: usize, dem: &[ResVec], caps: &[ResVec]) -> Vec<Volume> {
+    let mut out = Vec::new();
+    let slack = |c: f64| c * (1.0 + CAPACITY_EPS) + CAPACITY_EPS;
+    for r in 0..dims {
+        let total: f64 = caps.iter().map(|c| c.0[r]).sum();
+        if total <= 0.0 {
+            continue;
+        }
+        out.push(Volume { weight: (0..n).map(|j| dem[j].0[r]).collect(), total_cap: total });
+        let max_cap = caps.iter().map(|c| c.0[r]).fold(0.0, f64::max);
+        let mut levels: Vec<f64> = (0..n).map(|j| dem[j].0[r]).filter(|&v| v > 0.0 && v * 3.0 > max_cap).collect();
+        levels.sort_by(|a, b| a.total_cmp(b));
+        levels.dedup();
+        for v in levels {
+            let slots: f64 = caps.iter().map(|c| (slack(c.0[r]) / v).floor()).sum();
+            if slots >= 1.0 {
+                out.push(Volume {
+                    weight: (0..n).map(|j| if dem[j].0[r] >= v { 1.0 } else { 0.0 }).collect(),
+                    total_cap: slots,
+                });
+            }
+        }
+        let c = caps[0].0[r];
+        let integer = |x: f64| x.fract() == 0.0 && x.abs() < 1e12;
+        if caps.iter().all(|k| k.0[r] == c) && integer(c) && (0..n).all(|j| integer(dem[j].0[r])) {
+            let mut ks: Vec<f64> = (0..n).map(|j| dem[j].0[r]).filter(|&v| v > 0.0 && v * 2.0 <= c).collect();
+            ks.sort_by(|a, b| a.total_cmp(b));
+            ks.dedup();
+            for k in ks {
+                let f = |x: f64| {
+                    if x > c - k {
+                        c
+                    } else if x < k {
+                        0.0
+                    } else {
+                        x
+                    }
+                };
+                out.push(Volume { weight: (0..n).map(|j| f(dem[j].0[r])).collect(), total_cap: total });
+            }
+        }
+    }
+    out
+}
+
+/// One branch: task `task` on machine `machine` at `start`.
+#[derive(Clone, Copy)]
+struct Child {
+    task: u32,
+    machine: u32,
+    start: f64,
+}
+
+enum Stop {
+    /// A schedule no longer than the target was found.
+    Found,
+    Time,
+    Nodes,
+}
+
+struct Search<'a> {
+    inst: &'a Inst,
+    deadline: &'a Deadline,
+    budget: u64,
+    nodes: u64,
+    placed: Vec<bool>,
+    start: Vec<f64>,
+    end: Vec<f64>,
+    machine: Vec<u32>,
+    /// Tasks on each machine, in placement order.
+    on: Vec<Vec<u32>>,
+    /// Unplaced parents per task.
+    pending: Vec<u32>,
+    /// The last task placed and its start (starts never decrease along a branch).
+    last: Option<(u32, f64)>,
+    max_end: f64,
+    /// Round target: nodes with a larger bound are pruned.
+    target: f64,
+    /// Least bound pruned above the target (the next round's target).
+    next: f64,
+    /// Incumbent.
+    ub: f64,
+    best: Option<Vec<Placement>>,
+}
+
+/// Slack for bounds computed with divisions: a bound is lowered by this before it prunes, so
+/// that rounding never cuts off a schedule exactly at the bound.
+fn soften(b: f64) -> f64 {
+    b - 1e-9 * b.abs().max(1.0)
+}
+
+impl<'a> Search<'a> {
+    /// Earliest start at or after `from` where task `j` fits on machine `k` for its duration.
+    fn fit(&self, k: usize, j: usize, from: f64) -> f64 {
+        let inst = self.inst;
+        let d = inst.dur[j];
+        let on = &self.on[k];
+        if d <= 0.0 || on.is_empty() {
+            return from;
+        }
+        let cap = &inst.caps[k];
+        let usage = |t: f64| {
+            let mut u = ResVec::ZERO;
+            for &i in on {
+                let i = i as usize;
+                if self.start[i] <= t && t < self.end[i] {
+                    u.add_assign(&inst.dem[i]);
+                }
+            }
+            u
+        };
+        let ok = |s: f64| {
+            if !fits_with(&usage(s), &inst.dem[j], cap, inst.dims) {
+                return false;
+            }
+            on.iter().all(|&i| {
+                let st = self.start[i as usize];
+                !(st > s && st < s + d) || fits_with(&usage(st), &inst.dem[j], cap, inst.dims)
+            })
+        };
+        if ok(from) {
+            return from;
+        }
+        let mut cands: Vec<f64> = on.iter().map(|&i| self.end[i as usize]).filter(|&e| e > from).collect();
+        cands.sort_by(|a, b| a.total_cmp(b));
+        cands.dedup();
+        for s in cands {
+            if ok(s) {
+                return s;
+            }
+        }
+        // Past every placed end the machine is idle; unreachable since the last end is a
+        // candidate, kept so that the function is total.
+        on.iter().map(|&i| self.end[i as usize]).fold(from, f64::max)
+    }
+
+    fn release(&self, j: usize) -> f64 {
+        self.inst.parents[j].iter().map(|&p| self.end[p as usize]).fold(0.0, f64::max)
+    }
+
+    /// Machines worth trying: of machines with equal capacity and equal usage, the first.
+    fn distinct_machines(&self) -> Vec<usize> {
+        let inst = self.inst;
+        let sig = |k: usize| {
+            let mut v: Vec<(u64, u64, u32)> = self.on[k]
+                .iter()
+                .map(|&i| (self.start[i as usize].to_bits(), self.end[i as usize].to_bits(), i))
+                .collect();
+            v.sort_unstable();
+            v
+        };
+        let sigs: Vec<_> = (0..inst.m).map(sig).collect();
+        let same_profile = |a: usize, b: usize| {
+            sigs[a].len() == sigs[b].len()
+                && sigs[a].iter().zip(&sigs[b]).all(|(x, y)| {
+                    x.0 == y.0 && x.1 == y.1 && inst.dem[x.2 as usize] == inst.dem[y.2 as usize]
+                })
+        };
+        (0..inst.m).filter(|&k| !(0..k).any(|k0| inst.caps[k0] == inst.caps[k] && same_profile(k0, k))).collect()
+    }
+
+    fn place(&mut self, c: Child) {
+        let j = c.task as usize;
+        self.placed[j] = true;
+        self.start[j] = c.start;
+        self.end[j] = c.start + self.inst.dur[j];
+        self.machine[j] = c.machine;
+        self.on[c.machine as usize].push(c.task);
+        for &ch in &self.inst.children[j] {
+            self.pending[ch as usize] -= 1;
+        }
+    }
+
+    fn unplace(&mut self, c: Child) {
+        let j = c.task as usize;
+        self.placed[j] = false;
+        self.on[c.machine as usize].pop();
+        for &ch in &self.inst.children[j] {
+            self.pending[ch as usize] += 1;
+        }
+    }
+
+    /// The volume bound from time `h`: the least T by which the capacity left in [h, T] covers
+    /// the unplaced weight, for each volume resource.
+    fn volume_bound(&self, h: f64) -> f64 {
+        let inst = self.inst;
+        let mut bound = h;
+        let mut ends: Vec<(f64, usize)> =
+            (0..inst.n).filter(|&i| self.placed[i] && self.end[i] > h).map(|i| (self.end[i], i)).collect();
+        ends.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for v in &inst.volumes {
+            let need: f64 = (0..inst.n).filter(|&j| !self.placed[j]).map(|j| v.weight[j] * inst.dur[j]).sum();
+            if need <= 0.0 {
+                continue;
+            }
+            let mut active: f64 = ends.iter().map(|&(_, i)| v.weight[i]).sum();
+            let (mut cur, mut area) = (h, 0.0);
+            let mut done = None;
+            for &(e, i) in &ends {
+                let slope = (v.total_cap - active).max(0.0);
+                if slope > 0.0 && area + slope * (e - cur) >= need {
+                    done = Some(cur + (need - area) / slope);
+                    break;
+                }
+                area += slope * (e - cur);
+                cur = e;
+                active -= v.weight[i];
+            }
+            let t = done.unwrap_or_else(|| cur + (need - area) / v.total_cap);
+            bound = bound.max(t);
+        }
+        bound
+    }
+
+    fn round_up(&self, b: f64) -> f64 {
+        let b = soften(b);
+        if self.inst.integral {
+            b.ceil()
+        } else {
+            b
+        }
+    }
+
+    fn dfs(&mut self, depth: usize) -> Option<Stop> {
+        let inst = self.inst;
+        self.nodes += 1;
+        if self.nodes > self.budget {
+            return Some(Stop::Nodes);
+        }
+        if self.nodes % 1024 == 0 && self.deadline.expired() {
+            return Some(Stop::Time);
+        }
+        if depth == inst.n {
+            let mk = self.max_end;
+            if mk < self.ub {
+                self.ub = mk;
+                self.best = Some(
+                    (0..inst.n)
+                        .map(|i| Placement {
+                            task: i as TaskId,
+                            machine: self.machine[i],
+                            start: self.start[i],
+                            end: self.end[i],
+                        })
+                        .collect(),
+                );
+            }
+            return (mk <= self.target + 1e-9 * self.target.abs().max(1.0)).then_some(Stop::Found);
+        }
+        let (last_t, h) = match self.last {
+            Some((t, s)) => (Some(t), s),
+            None => (None, 0.0),
+        };
+        let machines = self.distinct_machines();
+        // Ready tasks: the branches, each task's earliest start from `h` (for the bound) and its
+        // earliest finish anywhere (for the left-shift rule).
+        let mut kids: Vec<Child> = Vec::new();
+        let mut est = vec![f64::INFINITY; inst.n];
+        let mut finish: Vec<(u32, f64)> = Vec::new();
+        for j in 0..inst.n {
+            if self.placed[j] || self.pending[j] > 0 {
+                continue;
+            }
+            if let Some(tw) = inst.twin[j] {
+                if !self.placed[tw as usize] {
+                    continue;
+                }
+            }
+            let r = self.release(j);
+            let mut first_finish = f64::INFINITY;
+            for &k in &machines {
+                if !inst.fits[j * inst.m + k] {
+                    continue;
+                }
+                let s = self.fit(k, j, r);
+                first_finish = first_finish.min(s + inst.dur[j]);
+                if s > h || (s == h && last_t.is_none_or(|t| j as u32 > t)) {
+                    kids.push(Child { task: j as u32, machine: k as u32, start: s });
+                    est[j] = est[j].min(s);
+                } else {
+                    // Not next in start order here: it starts at h or later.
+                    est[j] = est[j].min(self.fit(k, j, h));
+                }
+            }
+            finish.push((j as u32, first_finish));
+        }
+        // Left shift: a branch starting at s is useless when another ready task could run in a
+        // slot that ends by s (and starts before s: a zero-length task at s would not be a move
+        // earlier); every later task starts at s or after, so that slot stays free.
+        kids.retain(|c| {
+            !finish.iter().any(|&(j, e)| {
+                j != c.task && (e < c.start || (e == c.start && inst.dur[j as usize] > 0.0))
+            })
+        });
+        // Earliest starts of tasks not ready yet, in topological (id) order.
+        let mut bound = self.max_end;
+        for j in 0..inst.n {
+            if self.placed[j] {
+                continue;
+            }
+            if est[j] == f64::INFINITY {
+                let mut e = h;
+                for &p in &inst.parents[j] {
+                    let p = p as usize;
+                    e = e.max(if self.placed[p] { self.end[p] } else { est[p] + inst.dur[p] });
+                }
+                if let Some(tw) = inst.twin[j] {
+                    if !self.placed[tw as usize] {
+                        e = e.max(est[tw as usize]);
+                    }
+                }
+                est[j] = e;
+            }
+            bound = bound.max(est[j] + inst.dur[j] + inst.tail[j]);
+        }
+        bound = bound.max(self.volume_bound(h));
+        let bound = self.round_up(bound);
+        if bound > self.target || bound >= self.ub {
+            if bound < self.ub {
+                self.next = self.next.min(bound);
+            }
+            return None;
+        }
+        // Earliest start first, then the longest chain behind the task.
+        kids.sort_by(|a, b| {
+            a.start.total_cmp(&b.start).then_with(|| {
+                let (x, y) = (a.task as usize, b.task as usize);
+                (inst.dur[y] + inst.tail[y]).total_cmp(&(inst.dur[x] + inst.tail[x])).then(a.task.cmp(&b.task))
+            })
+        });
+        let saved = (self.last, self.max_end);
+        for c in kids {
+            self.place(c);
+            self.last = Some((c.task, c.start));
+            self.max_end = saved.1.max(self.end[c.task as usize]);
+            let r = self.dfs(depth + 1);
+            self.unplace(c);
+            self.last = saved.0;
+            self.max_end = saved.1;
+            if r.is_some() {
+                return r;
+            }
+        }
+        None
+    }
+}
+
+/// Searches for an optimal schedule of `dag` on `cluster`, starting from `initial` (a valid
+/// schedule: the incumbent), within `budget` nodes and `deadline`. Returns the best schedule
+/// found (never longer than `initial`) and what was proven.
+pub fn solve(
+    dag: &Dag,
+    cluster: &Cluster,
+    initial: Schedule,
+    budget: u64,
+    deadline: &Deadline,
+) -> (Schedule, ExactReport) {
+    let inst = Inst::new(dag, cluster);
+    let from = initial.makespan();
+    let root = crate::lowerbound::compute(dag, cluster).best();
+    let mut s = Search {
+        inst: &inst,
+        deadline,
+        budget,
+        nodes: 0,
+        placed: vec![false; inst.n],
+        start: vec![0.0; inst.n],
+        end: vec![0.0; inst.n],
+        machine: vec![0; inst.n],
+        on: vec![Vec::new(); inst.m],
+        pending: inst.parents.iter().map(|p| p.len() as u32).collect(),
+        last: None,
+        max_end: 0.0,
+        target: 0.0,
+        next: f64::INFINITY,
+        ub: from,
+        best: None,
+    };
+    let mut lb = s.round_up(root).max(0.0);
+    let mut rounds = 0;
+    let status = loop {
+        if lb >= s.ub || inst.n == 0 {
+            break ExactStatus::Optimal;
+        }
+        if inst.n > EXACT_MAX_TASKS {
+            // Callers refuse these (api::check_exact); the library stays total.
+            break ExactStatus::NodeLimit;
+        }
+        rounds += 1;
+        s.target = lb;
+        s.next = f64::INFINITY;
+        match s.dfs(0) {
+            Some(Stop::Found) => {
+                lb = s.ub;
+                break ExactStatus::Optimal;
+            }
+            Some(Stop::Time) => break ExactStatus::TimeLimit,
+            Some(Stop::Nodes) => break ExactStatus::NodeLimit,
+            // No schedule within the target: the optimum is at least the least bound pruned
+            // above it (or the incumbent, when every pruned bound reached it).
+            None => lb = s.next.min(s.ub).max(lb),
+        }
+    };
+    let ub = s.ub;
+    let lb = if status == ExactStatus::Optimal { ub } else { lb.min(ub) };
+    let report = ExactReport {
+        status,
+        lower_bound: lb,
+        upper_bound: ub,
+        gap: if ub > 0.0 { (ub - lb) / ub } else { 0.0 },
+        nodes: s.nodes.min(budget),
+        node_budget: budget,
+        rounds,
+        from,
+    };
+    let schedule = match s.best {
+        Some(placements) => Schedule { placements },
+        None => initial,
+    };
+    (schedule, report)
+}
