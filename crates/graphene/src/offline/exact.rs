@@ -49,6 +49,9 @@
 //! time limit returns the incumbent with the bound proven so far. Everything but the time limit
 //! is deterministic: the node budget makes results repeatable on every machine.
 
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
+
 use serde::Serialize;
 
 use crate::model::{Cluster, Dag, Placement, ResVec, Schedule, TaskId, CAPACITY_EPS, MAX_RESOURCES};
@@ -126,6 +129,9 @@ struct Inst {
     /// The next-lower task identical to this one, which must be placed first.
     twin: Vec<Option<u32>>,
     volumes: Vec<Volume>,
+    /// Machines with equal capacities share a class; tasks with equal demands too.
+    machine_class: Vec<u32>,
+    demand_class: Vec<u32>,
     /// Every duration is an integer: starts of active schedules are integers, bounds round up.
     integral: bool,
 }
@@ -169,7 +175,26 @@ impl Inst {
         }
         let integral = dur.iter().all(|d| d.fract() == 0.0 && d.abs() < 1e15);
         let volumes = volumes(n, dims, &dem, &caps);
-        Inst { n, m, dims, dur, dem, parents, children, tail, caps, fits, twin, volumes, integral }
+        let class_of = |v: &[ResVec], i: usize| (0..=i).find(|&x| v[x] == v[i]).expect("i itself") as u32;
+        let machine_class = (0..m).map(|k| class_of(&caps, k)).collect();
+        let demand_class = (0..n).map(|j| class_of(&dem, j)).collect();
+        Inst {
+            n,
+            m,
+            dims,
+            dur,
+            dem,
+            parents,
+            children,
+            tail,
+            caps,
+            fits,
+            twin,
+            volumes,
+            machine_class,
+            demand_class,
+            integral,
+        }
     }
 }
 
@@ -262,7 +287,14 @@ struct Search<'a> {
     /// Incumbent.
     ub: f64,
     best: Option<Vec<Placement>>,
+    /// States whose subtree this round searched in full without a schedule within the target,
+    /// by a 128-bit digest of the state (see [`Search::state_key`]).
+    memo: HashSet<u128>,
 }
+
+/// Most states remembered per round (about 32 bytes each); past it the search goes on without
+/// remembering more, which costs nodes, never correctness.
+const MEMO_MAX: usize = 4_000_000;
 
 /// Slack for bounds computed with divisions: a bound is lowered by this before it prunes, so
 /// that rounding never cuts off a schedule exactly at the bound.
@@ -270,74 +302,135 @@ fn soften(b: f64) -> f64 {
     b - 1e-9 * b.abs().max(1.0)
 }
 
+/// The least T such that the capacity of `v` left in [h, T] by the tasks still running
+/// (`ends`, by end) holds `need`.
+fn fill(h: f64, ends: &[(f64, u32)], v: &Volume, need: f64) -> f64 {
+    let mut active: f64 = ends.iter().map(|&(_, i)| v.weight[i as usize]).sum();
+    let (mut cur, mut area) = (h, 0.0);
+    for &(e, i) in ends {
+        let slope = (v.total_cap - active).max(0.0);
+        if slope > 0.0 && area + slope * (e - cur) >= need {
+            return cur + (need - area) / slope;
+        }
+        area += slope * (e - cur);
+        cur = e;
+        active -= v.weight[i as usize];
+    }
+    cur + (need - area) / v.total_cap
+}
+
+/// Per machine, the placed tasks still running after `h` as (end, task), by end.
+type Running = Vec<Vec<(f64, u32)>>;
+
 impl<'a> Search<'a> {
-    /// Earliest start at or after `from` where task `j` fits on machine `k` for its duration.
-    fn fit(&self, k: usize, j: usize, from: f64) -> f64 {
-        let inst = self.inst;
-        let d = inst.dur[j];
-        let on = &self.on[k];
-        if d <= 0.0 || on.is_empty() {
-            return from;
-        }
-        let cap = &inst.caps[k];
-        let usage = |t: f64| {
-            let mut u = ResVec::ZERO;
-            for &i in on {
-                let i = i as usize;
-                if self.start[i] <= t && t < self.end[i] {
-                    u.add_assign(&inst.dem[i]);
-                }
-            }
-            u
-        };
-        let ok = |s: f64| {
-            if !fits_with(&usage(s), &inst.dem[j], cap, inst.dims) {
-                return false;
-            }
-            on.iter().all(|&i| {
-                let st = self.start[i as usize];
-                !(st > s && st < s + d) || fits_with(&usage(st), &inst.dem[j], cap, inst.dims)
+    fn running(&self, h: f64) -> Running {
+        (0..self.inst.m)
+            .map(|k| {
+                let mut v: Vec<(f64, u32)> = self.on[k]
+                    .iter()
+                    .filter(|&&i| self.end[i as usize] > h)
+                    .map(|&i| (self.end[i as usize], i))
+                    .collect();
+                v.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+                v
             })
-        };
-        if ok(from) {
-            return from;
-        }
-        let mut cands: Vec<f64> = on.iter().map(|&i| self.end[i as usize]).filter(|&e| e > from).collect();
-        cands.sort_by(|a, b| a.total_cmp(b));
-        cands.dedup();
-        for s in cands {
-            if ok(s) {
-                return s;
+            .collect()
+    }
+
+    /// Earliest start at or after `from` (>= h) where task `j` fits on machine `k`. Every placed
+    /// task starts by h, so usage after `from` only falls: a task fits for its whole duration
+    /// as soon as it fits at its start, and the candidates are `from` and the later ends.
+    fn fit(&self, run: &[(f64, u32)], k: usize, j: usize, from: f64) -> f64 {
+        let inst = self.inst;
+        let cap = &inst.caps[k];
+        let mut used = ResVec::ZERO;
+        let mut first = run.len();
+        for (x, &(e, i)) in run.iter().enumerate() {
+            if e > from {
+                if first == run.len() {
+                    first = x;
+                }
+                used.add_assign(&inst.dem[i as usize]);
             }
         }
-        // Past every placed end the machine is idle; unreachable since the last end is a
-        // candidate, kept so that the function is total.
-        on.iter().map(|&i| self.end[i as usize]).fold(from, f64::max)
+        if inst.dur[j] <= 0.0 || fits_with(&used, &inst.dem[j], cap, inst.dims) {
+            return from;
+        }
+        let mut x = first;
+        while x < run.len() {
+            let e = run[x].0;
+            while x < run.len() && run[x].0 == e {
+                used.sub_assign(&inst.dem[run[x].1 as usize]);
+                x += 1;
+            }
+            if fits_with(&used, &inst.dem[j], cap, inst.dims) {
+                return e;
+            }
+        }
+        run.last().map_or(from, |r| r.0.max(from))
     }
 
     fn release(&self, j: usize) -> f64 {
-        self.inst.parents[j].iter().map(|&p| self.end[p as usize]).fold(0.0, f64::max)
+        self.inst.parents[j].iter().filter(|&&p| self.placed[p as usize]).map(|&p| self.end[p as usize]).fold(0.0, f64::max)
     }
 
-    /// Machines worth trying: of machines with equal capacity and equal usage, the first.
-    fn distinct_machines(&self) -> Vec<usize> {
+    /// Machine `k`'s usage after h, as a comparable signature: (capacity class, then per
+    /// running task its end and demand class).
+    fn signature(&self, run: &[(f64, u32)], k: usize) -> Vec<u64> {
         let inst = self.inst;
-        let sig = |k: usize| {
-            let mut v: Vec<(u64, u64, u32)> = self.on[k]
-                .iter()
-                .map(|&i| (self.start[i as usize].to_bits(), self.end[i as usize].to_bits(), i))
-                .collect();
-            v.sort_unstable();
-            v
+        let mut v: Vec<(u64, u64)> =
+            run.iter().map(|&(e, i)| (e.to_bits(), inst.demand_class[i as usize] as u64)).collect();
+        v.sort_unstable();
+        let mut out = Vec::with_capacity(2 + 2 * v.len());
+        out.push(inst.machine_class[k] as u64);
+        out.push(v.len() as u64);
+        for (a, b) in v {
+            out.push(a);
+            out.push(b);
+        }
+        out
+    }
+
+    /// A digest of everything the rest of the search depends on: the placed set, the last
+    /// placement (start h and task, for ties), each machine's usage after h (machines of one
+    /// capacity class in sorted order, since they are interchangeable) and the release (beyond
+    /// h) of each unplaced task. Two nodes with equal states have identical subtrees.
+    fn state_key(&self, h: f64, sigs: &[Vec<u64>]) -> u128 {
+        let inst = self.inst;
+        let mut key: Vec<u64> = Vec::with_capacity(64);
+        let mut word = 0u64;
+        for j in 0..inst.n {
+            if self.placed[j] {
+                word |= 1 << (j % 64);
+            }
+            if j % 64 == 63 || j + 1 == inst.n {
+                key.push(word);
+                word = 0;
+            }
+        }
+        key.push(self.last.map_or(u64::MAX, |(t, _)| t as u64));
+        key.push(h.to_bits());
+        let mut sorted: Vec<&Vec<u64>> = sigs.iter().collect();
+        sorted.sort();
+        for s in sorted {
+            key.extend_from_slice(s);
+        }
+        for j in 0..inst.n {
+            if !self.placed[j] {
+                let r = self.release(j);
+                if r > h {
+                    key.push(j as u64);
+                    key.push(r.to_bits());
+                }
+            }
+        }
+        let digest = |salt: u64| {
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            salt.hash(&mut hasher);
+            key.hash(&mut hasher);
+            hasher.finish()
         };
-        let sigs: Vec<_> = (0..inst.m).map(sig).collect();
-        let same_profile = |a: usize, b: usize| {
-            sigs[a].len() == sigs[b].len()
-                && sigs[a].iter().zip(&sigs[b]).all(|(x, y)| {
-                    x.0 == y.0 && x.1 == y.1 && inst.dem[x.2 as usize] == inst.dem[y.2 as usize]
-                })
-        };
-        (0..inst.m).filter(|&k| !(0..k).any(|k0| inst.caps[k0] == inst.caps[k] && same_profile(k0, k))).collect()
+        ((digest(0x9e37_79b9_7f4a_7c15) as u128) << 64) | digest(0x2545_f491_4f6c_dd1d) as u128
     }
 
     fn place(&mut self, c: Child) {
@@ -361,34 +454,29 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// The volume bound from time `h`: the least T by which the capacity left in [h, T] covers
-    /// the unplaced weight, for each volume resource.
-    fn volume_bound(&self, h: f64) -> f64 {
+    /// The volume bound from time `h`: for each volume resource and each tail length q, the
+    /// unplaced tasks whose chain after them is at least q must be done by T - q, in the
+    /// capacity left in [h, T - q] by what still runs after h; the least such T.
+    fn volume_bound(&self, h: f64, run: &Running) -> f64 {
         let inst = self.inst;
         let mut bound = h;
-        let mut ends: Vec<(f64, usize)> =
-            (0..inst.n).filter(|&i| self.placed[i] && self.end[i] > h).map(|i| (self.end[i], i)).collect();
+        let mut ends: Vec<(f64, u32)> = run.iter().flatten().copied().collect();
         ends.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut todo: Vec<usize> = (0..inst.n).filter(|&j| !self.placed[j]).collect();
+        todo.sort_by(|&a, &b| inst.tail[b].total_cmp(&inst.tail[a]));
         for v in &inst.volumes {
-            let need: f64 = (0..inst.n).filter(|&j| !self.placed[j]).map(|j| v.weight[j] * inst.dur[j]).sum();
-            if need <= 0.0 {
-                continue;
-            }
-            let mut active: f64 = ends.iter().map(|&(_, i)| v.weight[i]).sum();
-            let (mut cur, mut area) = (h, 0.0);
-            let mut done = None;
-            for &(e, i) in &ends {
-                let slope = (v.total_cap - active).max(0.0);
-                if slope > 0.0 && area + slope * (e - cur) >= need {
-                    done = Some(cur + (need - area) / slope);
-                    break;
+            let mut need = 0.0;
+            let mut x = 0;
+            while x < todo.len() {
+                let q = inst.tail[todo[x]];
+                while x < todo.len() && inst.tail[todo[x]] == q {
+                    need += v.weight[todo[x]] * inst.dur[todo[x]];
+                    x += 1;
                 }
-                area += slope * (e - cur);
-                cur = e;
-                active -= v.weight[i];
+                if need > 0.0 {
+                    bound = bound.max(fill(h, &ends, v, need) + q);
+                }
             }
-            let t = done.unwrap_or_else(|| cur + (need - area) / v.total_cap);
-            bound = bound.max(t);
         }
         bound
     }
@@ -432,9 +520,16 @@ impl<'a> Search<'a> {
             Some((t, s)) => (Some(t), s),
             None => (None, 0.0),
         };
-        let machines = self.distinct_machines();
-        // Ready tasks: the branches, each task's earliest start from `h` (for the bound) and its
-        // earliest finish anywhere (for the left-shift rule).
+        let run = self.running(h);
+        let sigs: Vec<Vec<u64>> = (0..inst.m).map(|k| self.signature(&run[k], k)).collect();
+        let key = self.state_key(h, &sigs);
+        if self.memo.contains(&key) {
+            return None;
+        }
+        // Of machines alike after h, the first.
+        let machines: Vec<usize> = (0..inst.m).filter(|&k| !(0..k).any(|k0| sigs[k0] == sigs[k])).collect();
+        // Ready tasks: the branches, each task's earliest start (for the bound) and its
+        // earliest finish (for the left-shift rule).
         let mut kids: Vec<Child> = Vec::new();
         let mut est = vec![f64::INFINITY; inst.n];
         let mut finish: Vec<(u32, f64)> = Vec::new();
@@ -447,31 +542,26 @@ impl<'a> Search<'a> {
                     continue;
                 }
             }
-            let r = self.release(j);
+            let r = self.release(j).max(h);
             let mut first_finish = f64::INFINITY;
             for &k in &machines {
                 if !inst.fits[j * inst.m + k] {
                     continue;
                 }
-                let s = self.fit(k, j, r);
+                let s = self.fit(&run[k], k, j, r);
                 first_finish = first_finish.min(s + inst.dur[j]);
-                if s > h || (s == h && last_t.is_none_or(|t| j as u32 > t)) {
+                est[j] = est[j].min(s);
+                if s > h || last_t.is_none_or(|t| j as u32 > t) {
                     kids.push(Child { task: j as u32, machine: k as u32, start: s });
-                    est[j] = est[j].min(s);
-                } else {
-                    // Not next in start order here: it starts at h or later.
-                    est[j] = est[j].min(self.fit(k, j, h));
                 }
             }
             finish.push((j as u32, first_finish));
         }
         // Left shift: a branch starting at s is useless when another ready task could run in a
-        // slot that ends by s (and starts before s: a zero-length task at s would not be a move
-        // earlier); every later task starts at s or after, so that slot stays free.
+        // slot after h that ends by s (and starts before s: a zero-length task at s would not
+        // be a move earlier); every later task starts at s or after, so that slot stays free.
         kids.retain(|c| {
-            !finish.iter().any(|&(j, e)| {
-                j != c.task && (e < c.start || (e == c.start && inst.dur[j as usize] > 0.0))
-            })
+            !finish.iter().any(|&(j, e)| j != c.task && (e < c.start || (e == c.start && inst.dur[j as usize] > 0.0)))
         });
         // Earliest starts of tasks not ready yet, in topological (id) order.
         let mut bound = self.max_end;
@@ -494,7 +584,7 @@ impl<'a> Search<'a> {
             }
             bound = bound.max(est[j] + inst.dur[j] + inst.tail[j]);
         }
-        bound = bound.max(self.volume_bound(h));
+        bound = bound.max(self.volume_bound(h, &run));
         let bound = self.round_up(bound);
         if bound > self.target || bound >= self.ub {
             if bound < self.ub {
@@ -521,6 +611,9 @@ impl<'a> Search<'a> {
             if r.is_some() {
                 return r;
             }
+        }
+        if self.memo.len() < MEMO_MAX {
+            self.memo.insert(key);
         }
         None
     }
@@ -556,6 +649,7 @@ pub fn solve(
         next: f64::INFINITY,
         ub: from,
         best: None,
+        memo: HashSet::new(),
     };
     let mut lb = s.round_up(root).max(0.0);
     let mut rounds = 0;
@@ -570,6 +664,7 @@ pub fn solve(
         rounds += 1;
         s.target = lb;
         s.next = f64::INFINITY;
+        s.memo.clear();
         match s.dfs(0) {
             Some(Stop::Found) => {
                 lb = s.ub;
