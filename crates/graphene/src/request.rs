@@ -349,7 +349,9 @@ pub fn validate(
 /// `compare` runs every scheduler on many DAGs: an exact search per DAG is `build-schedule`'s.
 pub fn refuse_exact(cfg: &OfflineConfig) -> Result<()> {
     if cfg.exact.is_some() {
-        return Err(Error::Usage("--exact is a build-schedule option (one DAG, graphene); compare does not take it".into()));
+        return Err(Error::Usage(
+            "--exact is a build-schedule option (one DAG, graphene); compare does not take it".into(),
+        ));
     }
     Ok(())
 }

@@ -11,6 +11,7 @@
 //!   the library's search): the same optimum, always proven.
 //! * Refusals: another scheduler, `compare`, a DAG over the size limit.
 
+use graphene::model::{Placement, Schedule};
 use graphene::validate::validate_schedule;
 use graphene::{OfflineConfig, Scheduler};
 use proptest::prelude::*;
@@ -25,8 +26,7 @@ fn optima() -> serde_json::Value {
 
 fn machines_of(instance: &str) -> u64 {
     let index: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(repo("tests/data/small-dags/instances.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(repo("tests/data/small-dags/instances.json")).unwrap()).unwrap();
     index["instances"].as_array().unwrap().iter().find(|i| i["instance"] == instance).unwrap()["machines"]
         .as_u64()
         .unwrap()
@@ -202,6 +202,25 @@ proptest! {
     /// constructor alone, and its schedule passes the validator.
     #[test]
     fn exact_matches_the_exhaustive_oracle(case in arb_case(Sizes::ORACLE)) {
+        check_against_oracle(case)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(config(48))]
+
+    /// The same on up to 8 tasks and 3 machines, where machine symmetry and the memory of
+    /// searched states come into play (fewer cases: the oracle is exhaustive).
+    #[test]
+    fn exact_matches_the_exhaustive_oracle_on_eight_tasks(case in arb_case(EIGHT)) {
+        check_against_oracle(case)?;
+    }
+}
+
+const EIGHT: Sizes = Sizes { max_stages: 6, max_tasks: 3, max_machines: 3, max_total: 8, allow_overbook: false };
+
+fn check_against_oracle(case: crate::gen::Case) -> Result<(), TestCaseError> {
+    {
         let p = Problem::from_json(&case.dag_value(), &case.cluster_value());
         let opt = solve(&p).makespan;
         let dag = case.dag();
@@ -215,5 +234,31 @@ proptest! {
         let ms = built.schedule.makespan();
         prop_assert!((ms - opt).abs() <= 1e-9 * opt.max(1.0), "exact {ms}, oracle {opt}");
         prop_assert!((report.lower_bound - ms).abs() <= 1e-9 * opt.max(1.0));
+
+        // From a serial schedule (one task at a time), so that the search, not the
+        // constructor, must find the optimum.
+        let mut at = 0.0;
+        let serial = Schedule {
+            placements: dag
+                .tasks
+                .iter()
+                .enumerate()
+                .map(|(t, task)| {
+                    let machine = cluster.machines.iter().position(|c| task.demand.fits_in(c)).unwrap() as u32;
+                    let p = Placement { task: t as u32, machine, start: at, end: at + task.duration };
+                    at += task.duration;
+                    p
+                })
+                .collect(),
+        };
+        let (s, r) = graphene::offline::solve_exact(&dag, &cluster, serial, 1_000_000, &graphene::Deadline::none());
+        prop_assert!(validate_schedule(&dag, &cluster, &s).is_empty());
+        prop_assert_eq!(r.status, graphene::offline::ExactStatus::Optimal, "{:?}", r);
+        prop_assert!(
+            (s.makespan() - opt).abs() <= 1e-9 * opt.max(1.0),
+            "exact {} from serial, oracle {opt}",
+            s.makespan()
+        );
     }
+    Ok(())
 }

@@ -160,8 +160,10 @@ impl Inst {
         let bl = crate::model::paths::bottom_levels(dag);
         let tail: Vec<f64> = (0..n).map(|j| (bl[j] - dur[j]).max(0.0)).collect();
         let caps = cluster.machines.clone();
-        let fits: Vec<bool> =
-            (0..n).flat_map(|j| caps.iter().map(move |c| (j, c))).map(|(j, c)| fits_with(&ResVec::ZERO, &dem[j], c, dims)).collect();
+        let fits: Vec<bool> = (0..n)
+            .flat_map(|j| caps.iter().map(move |c| (j, c)))
+            .map(|(j, c)| fits_with(&ResVec::ZERO, &dem[j], c, dims))
+            .collect();
         // Twins: same duration, demand, parents and children. Task ids are topological, and a
         // twin has the same parents, so it is never an ancestor of the other.
         let mut twin = vec![None; n];
@@ -371,7 +373,11 @@ impl<'a> Search<'a> {
     }
 
     fn release(&self, j: usize) -> f64 {
-        self.inst.parents[j].iter().filter(|&&p| self.placed[p as usize]).map(|&p| self.end[p as usize]).fold(0.0, f64::max)
+        self.inst.parents[j]
+            .iter()
+            .filter(|&&p| self.placed[p as usize])
+            .map(|&p| self.end[p as usize])
+            .fold(0.0, f64::max)
     }
 
     /// Machine `k`'s usage after h, as a comparable signature: (capacity class, then per

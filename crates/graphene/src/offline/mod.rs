@@ -141,7 +141,10 @@ pub fn build_schedule(dag: &Dag, cluster: &Cluster, cfg: &OfflineConfig) -> Offl
         schedule = s;
         exact = Some(r);
     }
-    OfflineResult { schedule, search: SearchReport { parts, candidates_explored, stopped_early, improve: improved, exact } }
+    OfflineResult {
+        schedule,
+        search: SearchReport { parts, candidates_explored, stopped_early, improve: improved, exact },
+    }
 }
 
 /// priScore of every task: 1 for the task that starts first in `schedule`, falling linearly to
