@@ -135,9 +135,11 @@ pub fn answer(body: &[u8], query: Options, endpoint: Endpoint, deadline: &Deadli
             let cfg = OfflineConfig {
                 deadline: deadline.clone(),
                 improve_budget: job.options.improve.unwrap_or(graphene::offline::DEFAULT_IMPROVE_BUDGET),
-                exact: job.options.exact.unwrap_or(false).then(|| {
-                    job.options.exact_nodes.unwrap_or(graphene::offline::DEFAULT_EXACT_NODES)
-                }),
+                exact: job
+                    .options
+                    .exact
+                    .unwrap_or(false)
+                    .then(|| job.options.exact_nodes.unwrap_or(graphene::offline::DEFAULT_EXACT_NODES)),
                 ..OfflineConfig::default()
             };
             if cfg.exact == Some(0) {

@@ -151,7 +151,8 @@ fn answers_match_the_cli_byte_for_byte() {
         ],
     )
     .ok();
-    let q = "/v1/schedule?no_timing=true&machines=2&capacity=cpu%3D10,mem%3D10&improve=0&exact=true&exact_nodes=3000000";
+    let q =
+        "/v1/schedule?no_timing=true&machines=2&capacity=cpu%3D10,mem%3D10&improve=0&exact=true&exact_nodes=3000000";
     let (code, body) = srv.post(q, noshare.as_bytes());
     assert_eq!(code, 200, "{body}");
     assert_eq!(body.as_bytes(), &cli.stdout[..]);

@@ -502,7 +502,7 @@ impl<'a> Search<'a> {
         if self.nodes > self.budget {
             return Some(Stop::Nodes);
         }
-        if self.nodes % 1024 == 0 && self.deadline.expired() {
+        if self.nodes.is_multiple_of(1024) && self.deadline.expired() {
             return Some(Stop::Time);
         }
         if depth == inst.n {
