@@ -18,16 +18,24 @@
 //! that order, each on its machine, puts each exactly where it was (a task that fitted earlier
 //! given the tasks that start before it could have been moved there, since tasks that start later
 //! are not running then). So it suffices to search lists in which starts never decrease (ties by
-//! id), which cuts the redundancy of the scheme: one list per schedule. Rules that remove more:
+//! id): one list per schedule. Every later task then starts at or after the last start `h`, so a
+//! task is placed at its earliest fit from max(release, h), which for the lists of active
+//! schedules is the same place; the search depends on the partial schedule only through its
+//! state after `h`. Rules that remove more, each keeping some optimal schedule:
 //!
 //! * left shift: a branch that starts task i at s is dropped when another ready task j fits
-//!   somewhere in a slot ending by s (every later task starts at s or after, so that slot stays
-//!   free and j could move there: the schedule would not be active);
-//! * machines: of several machines with the same capacities and the same usage over time (two
-//!   idle ones, typically), only the first is tried; relabelling them is a symmetry of the
-//!   problem and keeps a schedule active;
+//!   somewhere in a slot after h ending by s (every later task starts at s or after, so that
+//!   slot stays free and j could move there: the schedule would not be active);
+//! * machines: of several machines with the same capacities and the same usage after h (two
+//!   idle ones, typically), only the first is tried; relabelling their futures is a symmetry,
+//!   since nothing in the search looks before h;
 //! * tasks: of tasks alike in duration, demand, parents and children (the tasks of a stage whose
-//!   edges are all-to-all), the lower id goes first; swapping them is a symmetry as well.
+//!   edges are all-to-all), the lower id goes first; swapping them is a symmetry as well;
+//! * memory: two nodes with the same state after h (placed set, last placement, each machine's
+//!   running tasks by end and demand, releases beyond h) have the same subtree, so a state
+//!   searched in full this round is not searched again. States are kept as 128-bit digests
+//!   (SipHash under two keys; a false match, which would prune wrongly, has odds near 2^-100
+//!   over a whole search), at most `MEMO_MAX` per round.
 //!
 //! # Bounds and the search order
 //!
