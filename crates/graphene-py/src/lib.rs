@@ -192,6 +192,9 @@ fn search_opts(o: &Opts) -> PyResult<SearchOptions> {
         threads: o.take("threads")?,
         improve: o.take("improve")?.unwrap_or(d.improve),
         improve_seed: o.take("improve_seed")?.unwrap_or(0),
+        exact: o.take("exact")?.unwrap_or(false),
+        exact_nodes: o.take("exact_nodes")?.unwrap_or(d.exact_nodes),
+        time_limit: o.take("time_limit")?,
     })
 }
 

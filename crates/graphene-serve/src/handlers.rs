@@ -135,8 +135,16 @@ pub fn answer(body: &[u8], query: Options, endpoint: Endpoint, deadline: &Deadli
             let cfg = OfflineConfig {
                 deadline: deadline.clone(),
                 improve_budget: job.options.improve.unwrap_or(graphene::offline::DEFAULT_IMPROVE_BUDGET),
+                exact: job
+                    .options
+                    .exact
+                    .unwrap_or(false)
+                    .then(|| job.options.exact_nodes.unwrap_or(graphene::offline::DEFAULT_EXACT_NODES)),
                 ..OfflineConfig::default()
             };
+            if cfg.exact == Some(0) {
+                return Err(graphene::Error::Usage("--exact-nodes must be at least 1".into()));
+            }
             let (seed, no_timing) = (job.options.seed(), job.options.no_timing());
             let s = work::schedule(&job.dag, &job.cluster, &job.net, job.network_file, which, &cfg, seed, no_timing)?;
             // A search cut short by the deadline has nobody to answer: the 503 went out.

@@ -38,6 +38,11 @@ pub struct Options {
     pub demands: Option<String>,
     /// `--improve`: task placements for the improver (0: the constructor alone).
     pub improve: Option<u64>,
+    /// `--exact`: the branch and bound after the improver (bounded by `exact_nodes` and the
+    /// service's timeout).
+    pub exact: Option<bool>,
+    /// `--exact-nodes`.
+    pub exact_nodes: Option<u64>,
 }
 
 impl Options {
@@ -55,6 +60,8 @@ impl Options {
             executors: self.executors.or(under.executors),
             demands: self.demands.or(under.demands),
             improve: self.improve.or(under.improve),
+            exact: self.exact.or(under.exact),
+            exact_nodes: self.exact_nodes.or(under.exact_nodes),
         }
     }
 

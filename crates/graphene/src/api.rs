@@ -42,6 +42,32 @@ pub fn check_network(which: Scheduler, net: &Network, dag: &Dag) -> Result<()> {
     Ok(())
 }
 
+/// Refuses `--exact` where it cannot run: another scheduler, a DAG too large for the search, a
+/// network (speeds, transfers) the branch and bound does not model.
+pub fn check_exact(which: Scheduler, cfg: &OfflineConfig, dag: &Dag, plain: bool) -> Result<()> {
+    if cfg.exact.is_none() {
+        return Ok(());
+    }
+    if which != Scheduler::Graphene {
+        return Err(Error::Usage(format!("--exact is graphene's; {} has no exact search", which.name())));
+    }
+    let max = crate::offline::EXACT_MAX_TASKS;
+    if dag.len() > max {
+        return Err(Error::Usage(format!(
+            "--exact: {} has {} tasks; the exact search takes at most {max} (it is exponential in the tasks)",
+            dag.name,
+            dag.len()
+        )));
+    }
+    if !plain {
+        return Err(Error::Usage(
+            "--exact plans at speed 1 without transfers; it does not run on machines of different speeds or with edge data"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Builds the schedule, checks it with the independent validator and reports it, exactly as
 /// `build-schedule` does once its flags are resolved: schedulers that model the network (and
 /// every scheduler on a task-graph/network file) plan on `net` and their report adds speedup,
@@ -60,6 +86,7 @@ pub fn schedule(
     // Graphene models the network too, but on a homogeneous input without data it plans exactly
     // as before: keep its plain report there, so existing users' outputs do not change.
     let plain = !network_file && !matches!(which, Scheduler::Hetero(_)) && net.is_trivial_for(dag);
+    check_exact(which, cfg, dag, plain)?;
     if !plain {
         check_network(which, net, dag)?;
     }

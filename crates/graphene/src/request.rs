@@ -207,6 +207,12 @@ pub struct SearchOptions {
     pub improve: u64,
     /// `--improve-seed`.
     pub improve_seed: u64,
+    /// `--exact`: prove the schedule optimal by branch and bound (graphene, small DAGs).
+    pub exact: bool,
+    /// `--exact-nodes`: the exact search's node budget.
+    pub exact_nodes: u64,
+    /// `--time-limit`: seconds after which the search returns the best schedule found.
+    pub time_limit: Option<f64>,
 }
 
 impl Default for SearchOptions {
@@ -219,6 +225,9 @@ impl Default for SearchOptions {
             threads: None,
             improve: crate::offline::DEFAULT_IMPROVE_BUDGET,
             improve_seed: 0,
+            exact: false,
+            exact_nodes: crate::offline::DEFAULT_EXACT_NODES,
+            time_limit: None,
         }
     }
 }
@@ -236,6 +245,9 @@ impl SearchOptions {
         if self.placement.is_empty() {
             return Err(Error::Usage("--placement needs at least one key".into()));
         }
+        if self.exact && self.exact_nodes == 0 {
+            return Err(Error::Usage("--exact-nodes must be at least 1".into()));
+        }
         let mut keys = self.placement.clone();
         keys.dedup();
         Ok(OfflineConfig {
@@ -245,7 +257,8 @@ impl SearchOptions {
             keys,
             improve_budget: self.improve,
             improve_seed: self.improve_seed,
-            ..OfflineConfig::default()
+            exact: self.exact.then_some(self.exact_nodes),
+            deadline: time_limit(self.time_limit)?,
         })
     }
 
@@ -262,6 +275,17 @@ impl SearchOptions {
                 Ok(pool.install(f))
             }
         }
+    }
+}
+
+/// The deadline of `--time-limit SECONDS` (none without one).
+pub fn time_limit(seconds: Option<f64>) -> Result<crate::Deadline> {
+    match seconds {
+        None => Ok(crate::Deadline::none()),
+        Some(s) if s.is_finite() && (0.0..=1e9).contains(&s) => {
+            Ok(crate::Deadline::after(std::time::Duration::from_secs_f64(s)))
+        }
+        Some(s) => Err(Error::Usage(format!("--time-limit {s}: expected seconds in [0, 1e9]"))),
     }
 }
 
@@ -322,6 +346,16 @@ pub fn validate(
     Ok(api::validate_entries(&dag, &c, &spec.network(), &file.tasks, &file.copies, &file.order))
 }
 
+/// `compare` runs every scheduler on many DAGs: an exact search per DAG is `build-schedule`'s.
+pub fn refuse_exact(cfg: &OfflineConfig) -> Result<()> {
+    if cfg.exact.is_some() {
+        return Err(Error::Usage(
+            "--exact is a build-schedule option (one DAG, graphene); compare does not take it".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// `compare --json`: rows and summary.
 pub fn compare(
     dag_srcs: &[Source],
@@ -331,6 +365,7 @@ pub fn compare(
     schedulers: Option<&[String]>,
 ) -> Result<serde_json::Value> {
     let cfg = search.config()?;
+    refuse_exact(&cfg)?;
     let mut dags = Vec::new();
     let mut specs = Vec::new();
     for src in dag_srcs {
@@ -647,13 +682,7 @@ impl ReplayOptions {
             },
             seed: self.seed,
             speeds: if spec.speeds.iter().all(|&s| s == 1.0) { Vec::new() } else { spec.network().speeds },
-            deadline: match self.time_limit {
-                None => crate::Deadline::none(),
-                Some(s) if s.is_finite() && (0.0..=1e9).contains(&s) => {
-                    crate::Deadline::after(std::time::Duration::from_secs_f64(s))
-                }
-                Some(s) => return Err(Error::Usage(format!("--time-limit {s}: expected seconds in [0, 1e9]"))),
-            },
+            deadline: time_limit(self.time_limit)?,
         };
         // Empty when the reader left nothing out.
         let skipped = if skipped.is_empty() { String::new() } else { skipped.to_string() };

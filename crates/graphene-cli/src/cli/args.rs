@@ -190,6 +190,16 @@ pub struct SearchArgs {
     /// graphene: seed of the improver's moves.
     #[arg(long, value_name = "SEED", default_value_t = 0)]
     pub improve_seed: u64,
+    /// graphene: after the improver, search for a provably optimal schedule by branch and bound
+    /// (DAGs of at most 200 tasks); the schedule is never worse, and search.exact says whether
+    /// optimality was proven, the lower bound and the gap. Bounded by --exact-nodes and
+    /// --time-limit.
+    #[arg(long)]
+    pub exact: bool,
+    /// graphene --exact: most search nodes (partial schedules) to visit; a work budget, so the
+    /// result is the same on every machine unless --time-limit stops it first.
+    #[arg(long, value_name = "N", default_value_t = graphene::offline::DEFAULT_EXACT_NODES)]
+    pub exact_nodes: u64,
 }
 
 fn parse_improve(s: &str) -> std::result::Result<u64, String> {
@@ -211,6 +221,10 @@ impl SearchArgs {
             threads: self.threads,
             improve: self.improve,
             improve_seed: self.improve_seed,
+            exact: self.exact,
+            exact_nodes: self.exact_nodes,
+            // build-schedule sets its deadline itself (the flag is not a search flag elsewhere).
+            time_limit: None,
         }
     }
 

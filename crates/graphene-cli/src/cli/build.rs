@@ -164,5 +164,22 @@ fn search_lines(search: &SearchReport) -> String {
             imp.decodes, imp.work, imp.budget, imp.seed
         );
     }
+    if let Some(e) = &search.exact {
+        use graphene::offline::ExactStatus;
+        let what = match e.status {
+            ExactStatus::Optimal => format!("makespan {:.3} proven optimal", e.upper_bound),
+            stopped => format!(
+                "makespan {:.3} not proven optimal: {}; lower bound {:.3}, gap {:.1}%",
+                e.upper_bound,
+                if stopped == ExactStatus::TimeLimit { "time limit reached" } else { "node budget spent" },
+                e.lower_bound,
+                e.gap * 100.0
+            ),
+        };
+        s += &format!(
+            "  exact         {what} (from {:.3}; {} of {} nodes, {} round(s))\n",
+            e.from, e.nodes, e.node_budget, e.rounds
+        );
+    }
     s
 }

@@ -33,6 +33,7 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<i32> {
     let cfg = a.search.config()?;
+    graphene::request::refuse_exact(&cfg)?;
     let opts = a.input.load_options();
     let mut dags = Vec::new();
     let mut specs = Vec::new();

@@ -18,6 +18,7 @@
 //! * `task_graphs`: STG, DAX and DOT fixtures, and against the WfCommons reader on a real workflow.
 //! * `chrome_trace`: Chrome trace-event output against a Python check of what Perfetto reads.
 //! * `improve`: the anytime improver against a proven optimum.
+//! * `exact`: `--exact` against proven optima, the exhaustive oracle, and its refusals.
 //! * `plot`: the SVG charts parse and hold the lanes, bars, lines and labels their inputs call for.
 
 mod util;
@@ -34,6 +35,7 @@ mod bad_input;
 mod chrome_trace;
 mod cli;
 mod decima;
+mod exact;
 mod export;
 mod export_trace;
 mod fuzz;

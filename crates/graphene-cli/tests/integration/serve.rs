@@ -129,6 +129,36 @@ fn answers_match_the_cli_byte_for_byte() {
         assert_eq!(serde_json::from_str::<serde_json::Value>(&body).unwrap()["makespan"], makespan);
     }
 
+    // The exact search as query options, as the flags: the same proof, the same bytes.
+    let noshare = read("tests/data/small-dags/noshare-07.json");
+    write(dir.path(), "noshare.json", &noshare);
+    let cli = cli_in(
+        dir.path(),
+        &[
+            "build-schedule",
+            "noshare.json",
+            "--machines",
+            "2",
+            "--capacity",
+            "cpu=10,mem=10",
+            "--no-timing",
+            "-q",
+            "--improve",
+            "0",
+            "--exact",
+            "--exact-nodes",
+            "3000000",
+        ],
+    )
+    .ok();
+    let q =
+        "/v1/schedule?no_timing=true&machines=2&capacity=cpu%3D10,mem%3D10&improve=0&exact=true&exact_nodes=3000000";
+    let (code, body) = srv.post(q, noshare.as_bytes());
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(body.as_bytes(), &cli.stdout[..]);
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((v["makespan"].as_f64(), v["search"]["exact"]["status"].as_str()), (Some(28.0), Some("optimal")));
+
     // An envelope with a cluster file, a baseline and a seed.
     let mot = read("traces/motivating.json");
     let mot_cluster = read("traces/motivating-cluster.json");

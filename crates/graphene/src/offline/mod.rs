@@ -11,6 +11,7 @@
 
 mod candidates;
 mod cuts;
+mod exact;
 mod improve;
 mod network;
 mod orders;
@@ -22,6 +23,7 @@ mod subsets;
 use serde::Serialize;
 
 pub use cuts::parts as cut_parts;
+pub use exact::{solve as solve_exact, ExactReport, ExactStatus, DEFAULT_EXACT_NODES, EXACT_MAX_TASKS};
 pub use improve::{improve, ImproveReport};
 pub use network::build_on_network;
 pub use orders::Order;
@@ -48,6 +50,9 @@ pub struct OfflineConfig {
     pub improve_budget: u64,
     /// Seed of the improver's random moves.
     pub improve_seed: u64,
+    /// `--exact`: after the improver, prove the schedule optimal (or improve it) by branch and
+    /// bound within this many nodes and the deadline. None: off.
+    pub exact: Option<u64>,
 }
 
 impl Default for OfflineConfig {
@@ -60,6 +65,7 @@ impl Default for OfflineConfig {
             deadline: crate::Deadline::none(),
             improve_budget: DEFAULT_IMPROVE_BUDGET,
             improve_seed: 0,
+            exact: None,
         }
     }
 }
@@ -80,6 +86,9 @@ pub struct SearchReport {
     /// The improver's work and result, when it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub improve: Option<ImproveReport>,
+    /// What the exact search proved, when it ran (`--exact`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exact: Option<ExactReport>,
 }
 
 pub struct OfflineResult {
@@ -126,7 +135,16 @@ pub fn build_schedule(dag: &Dag, cluster: &Cluster, cfg: &OfflineConfig) -> Offl
         schedule = s;
         improved = Some(r);
     }
-    OfflineResult { schedule, search: SearchReport { parts, candidates_explored, stopped_early, improve: improved } }
+    let mut exact = None;
+    if let Some(budget) = cfg.exact {
+        let (s, r) = exact::solve(dag, cluster, schedule, budget, &cfg.deadline);
+        schedule = s;
+        exact = Some(r);
+    }
+    OfflineResult {
+        schedule,
+        search: SearchReport { parts, candidates_explored, stopped_early, improve: improved, exact },
+    }
 }
 
 /// priScore of every task: 1 for the task that starts first in `schedule`, falling linearly to

@@ -19,7 +19,7 @@ pub fn build_on_network(dag: &Dag, cluster: &Cluster, net: &Network, cfg: &Offli
     }
     // The improver judges orders by the makespan without transfers and speeds; on a real
     // network the order is re-timed below, so it would optimise the wrong thing: off here.
-    let base = build_schedule(dag, cluster, &OfflineConfig { improve_budget: 0, ..cfg.clone() });
+    let base = build_schedule(dag, cluster, &OfflineConfig { improve_budget: 0, exact: None, ..cfg.clone() });
     let order = base.schedule.order_by_start();
     let inst = Instance::new(dag, cluster, net);
     let mut space = Space::new(&cluster.machines);
