@@ -158,6 +158,42 @@ fn checked_in_small_trace_is_what_gen_trace_makes() {
     assert_eq!(w.jobs.len(), 20);
 }
 
+/// `--trace-dags` draws from a trace's jobs, `--min-stages` keeps only deep ones, and
+/// `--pick file` draws a file first: traces/small.csv holds 20 jobs of 2 and 4 stages,
+/// motivating.json one DAG of 6; with --min-stages 3 the 2-stage jobs are left out, and with
+/// --pick file about half of the jobs come from each file (without it, 1 in 21); with --demands the
+/// trace's demands are drawn again from the profile.
+#[test]
+fn gen_trace_draws_from_traces_by_file_and_depth() {
+    let small = repo("traces/small.csv").display().to_string();
+    let mot = repo("traces/motivating.json").display().to_string();
+    let stages = |out: &[u8]| -> Vec<usize> {
+        let w = trace::parse(std::str::from_utf8(out).unwrap(), None).unwrap().0;
+        w.jobs.iter().map(|j| j.dag.stages.len()).collect()
+    };
+    let deep =
+        run(&["gen-trace", "--dags", &mot, "--trace-dags", &small, "--min-stages", "3", "--jobs", "30", "-q"]).ok();
+    let s = stages(&deep.stdout);
+    assert_eq!(s.len(), 30);
+    assert!(s.iter().all(|&n| n >= 3), "{s:?}");
+    assert!(s.iter().any(|&n| n == 4), "the trace's 4-stage jobs are drawn too: {s:?}");
+    let both =
+        run(&["gen-trace", "--dags", &mot, "--trace-dags", &small, "--pick", "file", "--jobs", "200", "-q"]).ok();
+    let s = stages(&both.stdout);
+    let from_mot = s.iter().filter(|&&n| n == 6).count();
+    // A fair coin per job: 200 draws land within 70-130 with probability > 0.9999.
+    assert!((70..=130).contains(&from_mot), "{from_mot} of 200 from motivating.json");
+    let by_dag = run(&["gen-trace", "--dags", &mot, "--trace-dags", &small, "--jobs", "200", "-q"]).ok();
+    let from_mot = stages(&by_dag.stdout).iter().filter(|&&n| n == 6).count();
+    assert!(from_mot < 40, "--pick dag: one DAG among 21, drawn {from_mot} times of 200");
+    let redrawn = run(&["gen-trace", "--trace-dags", &small, "--demands", "single", "--jobs", "5", "-q"]).ok();
+    assert_ne!(redrawn.stdout, run(&["gen-trace", "--trace-dags", &small, "--jobs", "5", "-q"]).ok().stdout);
+    let r = run(&["gen-trace", "--dags", &mot, "--min-stages", "9", "--jobs", "3"]);
+    assert_no_panic(&r);
+    assert_ne!(r.code, Some(0));
+    assert!(r.stderr.contains("--min-stages"), "{}", r.stderr);
+}
+
 #[test]
 fn gen_trace_rejects_bad_flags_cleanly() {
     for extra in [["--arrival", "poisson:-3"], ["--arrival", "gamma:2"], ["--queues", "0"]] {
