@@ -18,7 +18,7 @@ use proptest::prelude::*;
 
 use crate::gen::{arb_case, config, Sizes};
 use crate::oracle::{solve, Problem};
-use crate::util::{repo, run, tempdir, write};
+use crate::util::{build_small_json, repo, run, tempdir, write};
 
 fn optima() -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(repo("tests/data/small-dags/optima.json")).unwrap()).unwrap()
@@ -33,19 +33,7 @@ fn machines_of(instance: &str) -> u64 {
 }
 
 fn build_small(instance: &str, extra: &[&str]) -> serde_json::Value {
-    let dag = repo(&format!("tests/data/small-dags/{instance}.json"));
-    let mut args = vec![
-        "build-schedule".to_string(),
-        dag.display().to_string(),
-        "--machines".into(),
-        machines_of(instance).to_string(),
-        "--capacity".into(),
-        "cpu=10,mem=10".into(),
-        "-q".into(),
-        "--no-timing".into(),
-    ];
-    args.extend(extra.iter().map(|s| s.to_string()));
-    run(&args).ok().json()
+    build_small_json(&repo(&format!("tests/data/small-dags/{instance}.json")), machines_of(instance) as usize, extra)
 }
 
 #[test]
@@ -86,19 +74,7 @@ const LPT_BLOCK: &str = r#"{"resources": ["cpu", "mem"], "stages": [
     {"id": "short", "tasks": 3, "duration": 2, "demands": {"cpu": 6, "mem": 1}}]}"#;
 
 fn build_block(dir: &std::path::Path, extra: &[&str]) -> serde_json::Value {
-    let dag = write(dir, "lpt-block.json", LPT_BLOCK);
-    let mut args = vec![
-        "build-schedule".to_string(),
-        dag.display().to_string(),
-        "--machines".into(),
-        "2".into(),
-        "--capacity".into(),
-        "cpu=10,mem=10".into(),
-        "-q".into(),
-        "--no-timing".into(),
-    ];
-    args.extend(extra.iter().map(|s| s.to_string()));
-    run(&args).ok().json()
+    build_small_json(&write(dir, "lpt-block.json", LPT_BLOCK), 2, extra)
 }
 
 #[test]

@@ -3,22 +3,10 @@
 //! gives 40 and the improver reaches 37, which OR-Tools CP-SAT proves optimal
 //! (tests/data/small-dags/optima.json); the schedule JSON says what the improver did.
 
-use crate::util::{repo, run};
+use crate::util::{build_small_json, repo, run};
 
 fn build(extra: &[&str]) -> serde_json::Value {
-    let dag = repo("tests/data/small-dags/hidden-01.json");
-    let mut args = vec![
-        "build-schedule".to_string(),
-        dag.display().to_string(),
-        "--machines".into(),
-        "2".into(),
-        "--capacity".into(),
-        "cpu=10,mem=10".into(),
-        "-q".into(),
-        "--no-timing".into(),
-    ];
-    args.extend(extra.iter().map(|s| s.to_string()));
-    run(&args).ok().json()
+    build_small_json(&repo("tests/data/small-dags/hidden-01.json"), 2, extra)
 }
 
 #[test]

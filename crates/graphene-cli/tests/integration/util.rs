@@ -53,6 +53,23 @@ pub fn run<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Run {
 }
 
 /// A fresh temporary directory, removed when dropped.
+/// `build-schedule DAG --machines N --capacity cpu=10,mem=10 -q --no-timing EXTRA...` (the
+/// small-DAG set's cluster), as parsed JSON; the run must succeed.
+pub fn build_small_json(dag: &Path, machines: usize, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "build-schedule".to_string(),
+        dag.display().to_string(),
+        "--machines".into(),
+        machines.to_string(),
+        "--capacity".into(),
+        "cpu=10,mem=10".into(),
+        "-q".into(),
+        "--no-timing".into(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    run(&args).ok().json()
+}
+
 pub fn tempdir() -> tempfile::TempDir {
     tempfile::Builder::new().prefix("graphene-it-").tempdir().expect("a temporary directory")
 }
