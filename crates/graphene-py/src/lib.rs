@@ -214,6 +214,8 @@ pub(crate) fn replay_opts(o: &Opts) -> PyResult<ReplayOptions> {
         kappa: o.take_any("kappa")?.map(|k| k.str().map(|s| s.to_string())).transpose()?,
         tetris_kappa: o.take_any("tetris_kappa")?.map(|k| k.str().map(|s| s.to_string())).transpose()?,
         tetris_overbook_limit: o.take("tetris_overbook_limit")?,
+        cs_accounting: o.take("cs_accounting")?.unwrap_or(d.cs_accounting),
+        cs_user_limit_factor: o.take("cs_user_limit_factor")?,
         online_rules: o.take("online_rules")?.unwrap_or(d.online_rules),
         srpt_term: o.take("srpt_term")?.unwrap_or(d.srpt_term),
         eta: o.take_any("eta")?.map(|k| k.str().map(|s| s.to_string())).transpose()?.unwrap_or(d.eta),

@@ -260,6 +260,8 @@ pub fn default_settings(workload: &Workload) -> OnlineSettings {
         seed: 0,
         tetris_kappa: None,
         tetris_overbook: 1.0,
+        cs_accounting: online::CsAccounting::Containers,
+        cs_user_limit: None,
         decima_model: None,
     }
 }

@@ -446,6 +446,10 @@ pub struct ReplayOptions {
     pub kappa: Option<String>,
     /// `--tetris-kappa`: the same bound for `tetris` (absent: none).
     pub tetris_kappa: Option<String>,
+    /// `--cs-accounting`: containers, memory or dominant.
+    pub cs_accounting: String,
+    /// `--cs-user-limit-factor` (absent: elastic queues).
+    pub cs_user_limit_factor: Option<f64>,
     /// `--tetris-overbook-limit` (absent: 1, never).
     pub tetris_overbook_limit: Option<f64>,
     /// `--online-rules`: "default" or "paper" (graphene's online rules exactly as the paper's).
@@ -480,6 +484,8 @@ impl Default for ReplayOptions {
             kappa: None,
             tetris_kappa: None,
             tetris_overbook_limit: None,
+            cs_accounting: "containers".into(),
+            cs_user_limit_factor: None,
             online_rules: "default".into(),
             srpt_term: "work".into(),
             eta: "auto".into(),
@@ -658,6 +664,12 @@ impl ReplayOptions {
             graphene: self.graphene_config(&shares)?,
             seed: self.seed,
             tetris_kappa: parse_kappa("--tetris-kappa", self.tetris_kappa.as_deref(), None)?,
+            cs_accounting: online::CsAccounting::by_name(&self.cs_accounting)?,
+            cs_user_limit: match self.cs_user_limit_factor {
+                None => None,
+                Some(f) if f.is_finite() && f > 0.0 => Some(f),
+                Some(f) => return Err(Error::Usage(format!("--cs-user-limit-factor {f} must be a number > 0"))),
+            },
             tetris_overbook: match self.tetris_overbook_limit {
                 None => 1.0,
                 Some(x) if x.is_finite() && x >= 1.0 => x,

@@ -36,6 +36,14 @@ pub struct Common {
     /// machine's capacity, as graphene's --overbook-limit [default: 1, never: Tetris's paper].
     #[arg(long, value_name = "X")]
     pub tetris_overbook_limit: Option<f64>,
+    /// cs: how a queue's use is measured: `containers` (running containers), `memory` (YARN's
+    /// DefaultResourceCalculator) or `dominant` (DominantResourceCalculator).
+    #[arg(long, value_name = "HOW", default_value = "containers", value_parser = ["containers", "memory", "dominant"])]
+    pub cs_accounting: String,
+    /// cs: YARN's user-limit-factor, one user per queue: a queue holds at most F x its share
+    /// (YARN's default is 1) [default: none, queues elastic to the whole cluster].
+    #[arg(long, value_name = "F")]
+    pub cs_user_limit_factor: Option<f64>,
     /// graphene: `paper` follows the paper's online rules exactly (raw priScores across jobs,
     /// deficits charged per launch, every queue contending), to measure what each of the
     /// defaults' changes buys; `default` is this project's rules (README).
@@ -151,6 +159,8 @@ impl Common {
             kappa: self.kappa.clone(),
             tetris_kappa: self.tetris_kappa.clone(),
             tetris_overbook_limit: self.tetris_overbook_limit,
+            cs_accounting: self.cs_accounting.clone(),
+            cs_user_limit_factor: self.cs_user_limit_factor,
             online_rules: self.online_rules.clone(),
             srpt_term: self.srpt_term.clone(),
             eta: self.eta.clone(),

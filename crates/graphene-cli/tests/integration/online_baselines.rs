@@ -42,6 +42,8 @@ fn settings(w: &Workload, seed: u64) -> OnlineSettings {
         seed,
         tetris_kappa: None,
         tetris_overbook: 1.0,
+        cs_accounting: graphene::online::CsAccounting::Containers,
+        cs_user_limit: None,
         decima_model: None,
     }
 }
@@ -225,6 +227,37 @@ B,0,q1,s,1,30,1,1,0,0,,
     let r = run(&w, &c, policy.as_mut(), &SimConfig { heartbeat: 1.0, ..SimConfig::default() }).unwrap();
     check("tetris-fair", &w, &c, &r);
     assert_eq!(jcts(&r), vec![34.0, 32.0]);
+}
+
+/// The Capacity Scheduler's YARN options, by hand. One machine with 4 cores and 8 memory, two
+/// queues with equal shares; only q0 has work: A, four 10 s tasks of 1 core and 1 memory.
+/// Elastic queues (no user limit): all four run at 0, JCT 10. With YARN's default
+/// user-limit-factor 1 and the DominantResourceCalculator the queue's one user may hold half the
+/// cluster (2 of 4 cores): two at a time, JCT 20. With the DefaultResourceCalculator (memory
+/// only) four tasks hold 4 of 8 memory, exactly half: all four run, JCT 10.
+#[test]
+fn cs_user_limit_follows_the_resource_calculator() {
+    let w = workload(
+        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations
+A,0,q0,s,4,10,1,1,0,0,,
+B,100,q1,s,1,1,1,1,0,0,,
+",
+    );
+    let c = cluster(&w, 1, &[("cpu", 4.0), ("mem", 8.0)]);
+    let cs = |acc, f| {
+        let mut s = settings(&w, 0);
+        s.cs_accounting = acc;
+        s.cs_user_limit = f;
+        let mut policy = by_name("cs", &s).unwrap();
+        let r = run(&w, &c, policy.as_mut(), &SimConfig { heartbeat: 1.0, ..SimConfig::default() }).unwrap();
+        check("cs", &w, &c, &r);
+        jcts(&r)
+    };
+    use graphene::online::CsAccounting::*;
+    assert_eq!(cs(Containers, None), vec![10.0, 1.0]);
+    assert_eq!(cs(Dominant, Some(1.0)), vec![20.0, 1.0]);
+    assert_eq!(cs(Memory, Some(1.0)), vec![10.0, 1.0]);
+    assert_eq!(cs(Dominant, None), vec![10.0, 1.0]);
 }
 
 /// DRF across two queues, by hand. One machine with 4 cores and 4 memory. q0: A, four 10 s

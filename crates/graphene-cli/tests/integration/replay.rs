@@ -160,6 +160,8 @@ fn realized_schedules_pass_the_replay_checker_and_tampering_is_caught() {
         seed: 0,
         tetris_kappa: None,
         tetris_overbook: 1.0,
+        cs_accounting: graphene::online::CsAccounting::Containers,
+        cs_user_limit: None,
         decima_model: None,
     };
     for name in graphene::online::NAMES {

@@ -5,6 +5,20 @@
 //!
 //! The queue and job choice ([`CsQueues`]) takes the choice inside a job as a parameter, so
 //! that `cp` (critical-path order) and `graphene+cs` (Graphene's order) change only that.
+//!
+//! How a queue's use is measured, and whether a queue may grow past its share, follow YARN's
+//! settings as options ([`CsAccounting`], `--cs-accounting`, `--cs-user-limit-factor`):
+//! * `containers` (the default here, kept for comparability with earlier figures): running
+//!   containers over the share.
+//! * `memory`: YARN's `DefaultResourceCalculator`, the shipped default: allocated memory over the
+//!   queue's share of the cluster's memory.
+//! * `dominant`: YARN's `DominantResourceCalculator`: the larger of the cpu and memory shares.
+//!
+//! YARN's user limit: with one user per queue (our traces carry no users; a queue's jobs are
+//! taken to be one service account's) a user may hold at most `user-limit-factor` x the queue's
+//! capacity (YARN's default factor is 1: no elasticity past the share for a single user). Without
+//! the option queues are elastic up to the whole cluster, as with a large factor. In every mode
+//! a container is placed only where it fits on cores and memory (the resources YARN knows).
 
 use super::{fits, relative, serve_queues, Policy, TaskRef};
 use crate::model::ResVec;
@@ -18,6 +32,35 @@ impl CapacityScheduler {
     /// `shares`: guaranteed share per queue index (sums to 1).
     pub fn new(shares: Vec<f64>) -> CapacityScheduler {
         CapacityScheduler { queues: CsQueues::new(shares) }
+    }
+
+    /// As YARN measures queues (`accounting`) and limits one user (`user_limit_factor`).
+    pub fn with_accounting(mut self, accounting: CsAccounting, user_limit_factor: Option<f64>) -> CapacityScheduler {
+        self.queues.accounting = accounting;
+        self.queues.user_limit = user_limit_factor.filter(|f| f.is_finite() && *f > 0.0);
+        self
+    }
+}
+
+/// How the Capacity Scheduler measures a queue's use (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CsAccounting {
+    #[default]
+    Containers,
+    Memory,
+    Dominant,
+}
+
+impl CsAccounting {
+    pub fn by_name(name: &str) -> crate::Result<CsAccounting> {
+        match name {
+            "containers" => Ok(CsAccounting::Containers),
+            "memory" => Ok(CsAccounting::Memory),
+            "dominant" => Ok(CsAccounting::Dominant),
+            other => {
+                Err(crate::Error::Usage(format!("--cs-accounting '{other}' must be containers, memory or dominant")))
+            }
+        }
     }
 }
 
@@ -67,12 +110,41 @@ fn first_fitting(view: &View, job: u32, left: &ResVec, chosen: &[TaskRef]) -> Op
 pub(crate) struct CsQueues {
     shares: Vec<f64>,
     running: Vec<u64>,
+    /// Requested demand of the running containers per queue.
+    used: Vec<ResVec>,
+    accounting: CsAccounting,
+    /// YARN's user-limit-factor (one user per queue); None: elastic to the whole cluster.
+    user_limit: Option<f64>,
 }
 
 impl CsQueues {
     pub(crate) fn new(shares: Vec<f64>) -> CsQueues {
         let n = shares.len();
-        CsQueues { shares, running: vec![0; n] }
+        CsQueues {
+            shares,
+            running: vec![0; n],
+            used: vec![ResVec::ZERO; n],
+            accounting: CsAccounting::Containers,
+            user_limit: None,
+        }
+    }
+
+    /// Where cpu and memory sit among the resources (traces: cpu, mem, disk, net).
+    fn cpu_mem(view: &View, job: u32) -> (Option<usize>, Option<usize>) {
+        let r = &view.dag(job).resources;
+        (r.iter().position(|x| x == "cpu"), r.iter().position(|x| x == "mem"))
+    }
+
+    /// A queue's use of the cluster as YARN's resource calculator measures it: the fraction of
+    /// the cluster's memory (`memory`) or the larger of the cpu and memory fractions (also for
+    /// the user limit under `containers`).
+    fn share_of(&self, view: &View, used: &ResVec, cm: (Option<usize>, Option<usize>)) -> f64 {
+        let total = view.caps.iter().fold(ResVec::ZERO, |a, c| a.add(c));
+        let frac = |i: Option<usize>| i.map_or(0.0, |i| if total.0[i] > 0.0 { used.0[i] / total.0[i] } else { 0.0 });
+        match self.accounting {
+            CsAccounting::Memory => frac(cm.1),
+            _ => frac(cm.0).max(frac(cm.1)),
+        }
     }
 
     /// A queue the shares did not name gets share 0: it is served only when no named queue
@@ -82,16 +154,20 @@ impl CsQueues {
         if q >= self.shares.len() {
             self.shares.resize(q + 1, 0.0);
             self.running.resize(q + 1, 0);
+            self.used.resize(q + 1, ResVec::ZERO);
         }
     }
 
     pub(crate) fn launched(&mut self, view: &View, t: TaskRef) {
-        self.running[view.queue(t.job) as usize] += 1;
+        let q = view.queue(t.job) as usize;
+        self.running[q] += 1;
+        self.used[q] = self.used[q].add(&view.requested(t.job, t.task));
     }
 
     pub(crate) fn finished(&mut self, view: &View, t: TaskRef) {
         let q = view.queue(t.job) as usize;
         self.running[q] = self.running[q].saturating_sub(1);
+        self.used[q].sub_assign(&view.requested(t.job, t.task));
     }
 
     /// One container at a time: the neediest queue that still has a job with a fitting task
@@ -106,21 +182,34 @@ impl CsQueues {
         out: &mut Vec<TaskRef>,
         mut pick: impl FnMut(&View, u32, &ResVec, &[TaskRef]) -> Option<TaskRef>,
     ) {
-        let mut state = (*free, self.running.clone());
+        let cm = view.active().first().map_or((None, None), |&j| Self::cpu_mem(view, j));
+        let mut state = (*free, self.running.clone(), self.used.clone());
         serve_queues(
             self.shares.len(),
             &mut state,
-            |(_, running), q| relative(running[q] as f64, self.shares[q]),
-            |(left, running), q| {
+            |(_, running, used), q| match self.accounting {
+                CsAccounting::Containers => relative(running[q] as f64, self.shares[q]),
+                _ => relative(self.share_of(view, &used[q], cm), self.shares[q]),
+            },
+            |(left, running, used), q| {
                 for &job in view.active() {
                     if view.queue(job) as usize != q {
                         continue;
                     }
                     if let Some(t) = pick(view, job, left, out) {
-                        debug_assert!(fits(view, &view.requested(t.job, t.task), left));
-                        left.sub_assign(&view.requested(t.job, t.task));
+                        let d = view.requested(t.job, t.task);
+                        if let Some(f) = self.user_limit {
+                            // YARN's user limit: the queue's single user stays within f x its
+                            // capacity (a first container is always allowed, as YARN does).
+                            if running[q] > 0 && self.share_of(view, &used[q].add(&d), cm) > f * self.shares[q] + 1e-9 {
+                                return false;
+                            }
+                        }
+                        debug_assert!(fits(view, &d, left));
+                        left.sub_assign(&d);
                         out.push(t);
                         running[q] += 1;
+                        used[q] = used[q].add(&d);
                         return true;
                     }
                 }

@@ -17,7 +17,7 @@ mod random;
 mod slearn;
 mod tetris;
 
-pub use capacity::CapacityScheduler;
+pub use capacity::{CapacityScheduler, CsAccounting};
 pub use fifo::Fifo;
 pub use graphene::{Charge, Eta, Graphene, GrapheneOnline, SrptTerm, CHARGE_WINDOW_S};
 pub use priority_cache::PriorityCache;
@@ -42,6 +42,9 @@ pub struct OnlineSettings {
     pub tetris_kappa: Option<f64>,
     /// tetris: overbookable resources up to this multiple of capacity (1: never, the default).
     pub tetris_overbook: f64,
+    /// cs: how queues are measured, and YARN's user-limit-factor (None: elastic).
+    pub cs_accounting: CsAccounting,
+    pub cs_user_limit: Option<f64>,
     /// decima: weights file to load instead of the bundled model.
     pub decima_model: Option<std::path::PathBuf>,
 }
@@ -66,7 +69,7 @@ pub const NAMES: &[&str] = &[
 pub fn by_name(name: &str, s: &OnlineSettings) -> crate::Result<Box<dyn Policy>> {
     Ok(match name {
         "graphene" => Box::new(Graphene::new(GrapheneOnline { shares: s.shares.clone(), ..s.graphene.clone() })),
-        "cs" => Box::new(CapacityScheduler::new(s.shares.clone())),
+        "cs" => Box::new(CapacityScheduler::new(s.shares.clone()).with_accounting(s.cs_accounting, s.cs_user_limit)),
         "fifo" => Box::new(Fifo),
         "tetris" => Box::new(
             tetris::Tetris::fair(s.shares.clone(), s.tetris_kappa, s.graphene.fairness, s.graphene.charge)
