@@ -10,6 +10,8 @@
 //! sets that are too large are pruned; parts without internal dependencies bypass the search.
 
 mod candidates;
+#[cfg(test)]
+mod constructor_tests;
 mod cuts;
 mod exact;
 mod improve;

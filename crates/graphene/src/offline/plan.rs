@@ -42,6 +42,13 @@ pub enum PlacementKey {
     Mixed,
 }
 
+impl PlacementKey {
+    /// Every key, in the order `--placement` lists them.
+    pub fn all() -> Vec<PlacementKey> {
+        vec![PlacementKey::Longest, PlacementKey::PathLength, PlacementKey::Mixed]
+    }
+}
+
 /// Per-task priorities for forward and backward passes, computed once per DAG and key.
 pub struct Keys {
     pub key: PlacementKey,
@@ -300,18 +307,32 @@ impl<'a> Plan<'a> {
         debug_assert_eq!(done, subset.len(), "every subset member is placed");
     }
 
-    /// Forward re-compaction: the same tasks on the same machines, each moved as early as its
-    /// parents and the resources allow, taken in start order (ties: end, then task id, a
-    /// topological order). Why: a subset placed backward (right-justified against its placed
-    /// children, or against the end of the space) keeps the idle time it left at its start, so
-    /// the chain that follows it starts late; a forward sweep closes those gaps.
+    /// Forward re-compaction: every task moved as early as its parents and the resources allow,
+    /// taken in start order (ties: end, then task id, a topological order). Why: a subset placed
+    /// backward (right-justified against its placed children, or against the end of the space)
+    /// keeps the idle time it left at its start, so the chain behind it starts late, and a
+    /// forward pass placed after it may have taken a machine that is busy until then; a
+    /// forward sweep closes those gaps.
     ///
-    /// Never later: when a task is taken, every task already re-placed started no later than
-    /// this one did in `self` and moved only earlier on its own machine, so over this task's old
-    /// slot it uses at most what it used there before, and the old slot (after parents that end
-    /// no later than before) still fits. The search is therefore bounded by the old start, and
-    /// should floating point ever disagree the old slot is kept.
+    /// Two sweeps, the shorter result wins (ties: the first). On the same machines: never later,
+    /// because when a task is taken every task already re-placed started no later than this one
+    /// did in `self` and moved only earlier on its own machine, so over this task's old slot it
+    /// uses at most what it used there before, and the old slot (after parents that end no
+    /// later than before) still fits; the search is bounded by the old start, and should
+    /// floating point ever disagree the old slot is kept. On any machine (the earliest slot
+    /// anywhere, in the same order): no such guarantee, but it can move a task off a machine
+    /// that a task started earlier still holds.
     pub fn compacted(&self) -> Plan<'a> {
+        let same = self.sweep(false);
+        let any = self.sweep(true);
+        if any.makespan() < same.makespan() {
+            any
+        } else {
+            same
+        }
+    }
+
+    fn sweep(&self, any_machine: bool) -> Plan<'a> {
         let n = self.dag.len();
         let mut out = Plan::new(self.dag, &self.space_caps());
         let Some((floor, _)) = self.space.span() else {
@@ -325,8 +346,13 @@ impl<'a> Plan<'a> {
         for t in order {
             let i = t as usize;
             let task = &self.dag.tasks[i];
-            let m = self.machine[i] as usize;
             let release = out.release(t).max(floor);
+            if any_machine {
+                let (m, s) = out.space.earliest(release, task.duration, &task.demand);
+                out.put(t, m, s, s + task.duration);
+                continue;
+            }
+            let m = self.machine[i] as usize;
             let (s, e) = match out.space.earliest_on(m, release, task.duration, &task.demand) {
                 Some(s) if s < self.start[i] => (s, s + task.duration),
                 _ => (self.start[i], self.end[i]),
