@@ -106,7 +106,9 @@ pub fn candidates(
     let longs = discriminative(&scores.long, grid(1, steps).rev(), |s, l| s >= l);
     let frags = discriminative(&scores.frag, grid(0, steps.saturating_sub(1)), |s, f| s <= f);
     let n = dag.len();
-    let mut pairs: Vec<(Option<f64>, Option<f64>, Option<usize>, Option<Vec<bool>>)> = vec![(None, None, None, None)];
+    // (LongScore threshold, FragScore threshold, pairing resource, explicit seed).
+    type Pair = (Option<f64>, Option<f64>, Option<usize>, Option<Vec<bool>>);
+    let mut pairs: Vec<Pair> = vec![(None, None, None, None)];
     for &l in &longs {
         pairs.push((Some(l), None, None, None));
     }

@@ -154,7 +154,8 @@ fn each_option_never_lengthens_the_constructor_and_is_deterministic() {
         serde_json::from_str(&std::fs::read_to_string(format!("{dir}/instances.json")).unwrap()).unwrap();
     for inst in index["instances"].as_array().unwrap() {
         let file = inst["file"].as_str().unwrap();
-        let d = crate::formats::native::parse(&std::fs::read_to_string(format!("{dir}/{file}")).unwrap(), file).unwrap();
+        let d =
+            crate::formats::native::parse(&std::fs::read_to_string(format!("{dir}/{file}")).unwrap(), file).unwrap();
         let c = cluster(&d, inst["machines"].as_u64().unwrap() as usize);
         let base = makespan(&d, &c, &paper());
         let all = OfflineConfig { keys: PlacementKey::all(), pairing: true, compact: true, ..paper() };
@@ -167,7 +168,9 @@ fn each_option_never_lengthens_the_constructor_and_is_deterministic() {
             let m = makespan(&d, &c, &cfg);
             assert!(m <= base + 1e-9, "{file}: {m} > paper {base} with {cfg:?}");
         }
-        let key = |s: &crate::model::Schedule| s.placements.iter().map(|p| (p.machine, p.start.to_bits())).collect::<Vec<_>>();
+        let key = |s: &crate::model::Schedule| {
+            s.placements.iter().map(|p| (p.machine, p.start.to_bits())).collect::<Vec<_>>()
+        };
         assert_eq!(key(&build_schedule(&d, &c, &all).schedule), key(&build_schedule(&d, &c, &all).schedule), "{file}");
     }
 }

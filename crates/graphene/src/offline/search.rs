@@ -79,7 +79,8 @@ pub fn search_part(dag: &Dag, caps: &[ResVec], cfg: &OfflineConfig) -> (Schedule
         return (schedule, report);
     }
     let sc = scores::compute(dag, caps);
-    let (cands, stats, stopped) = candidates(dag, &sc, caps, cfg.grid_step, cfg.max_trouble, cfg.pairing, &cfg.deadline);
+    let (cands, stats, stopped) =
+        candidates(dag, &sc, caps, cfg.grid_step, cfg.max_trouble, cfg.pairing, &cfg.deadline);
     report.candidate_stats = stats;
     let keys: Vec<Keys> = cfg.keys.iter().map(|&k| Keys::new(dag, k)).collect();
     let jobs: Vec<(usize, usize)> = (0..cands.len()).flat_map(|c| (0..keys.len()).map(move |k| (c, k))).collect();
@@ -87,7 +88,9 @@ pub fn search_part(dag: &Dag, caps: &[ResVec], cfg: &OfflineConfig) -> (Schedule
     // its deadline still returns a valid schedule; the others only while time is left.
     let results: Vec<_> = jobs
         .par_iter()
-        .map(|&(c, k)| (c == 0 || !cfg.deadline.expired()).then(|| place_split(dag, caps, &cands[c].split, &keys[k], cfg.compact)))
+        .map(|&(c, k)| {
+            (c == 0 || !cfg.deadline.expired()).then(|| place_split(dag, caps, &cands[c].split, &keys[k], cfg.compact))
+        })
         .collect();
     report.stopped_early = stopped || results.iter().any(Option::is_none);
     report.candidates_explored = {
