@@ -189,6 +189,8 @@ fn search_opts(o: &Opts) -> PyResult<SearchOptions> {
         max_trouble: o.take("max_trouble")?.unwrap_or(d.max_trouble),
         no_cuts: o.take("no_cuts")?.unwrap_or(false),
         placement,
+        pairing: o.take("pairing")?.unwrap_or(d.pairing),
+        compact: o.take("compact")?.unwrap_or(d.compact),
         threads: o.take("threads")?,
         improve: o.take("improve")?.unwrap_or(d.improve),
         improve_seed: o.take("improve_seed")?.unwrap_or(0),

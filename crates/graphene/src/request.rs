@@ -202,6 +202,10 @@ pub struct SearchOptions {
     pub max_trouble: f64,
     pub no_cuts: bool,
     pub placement: Vec<PlacementKey>,
+    /// `--pairing`: the pairing family of candidate troublesome sets.
+    pub pairing: bool,
+    /// `--compact`: forward re-compaction of every candidate plan.
+    pub compact: bool,
     pub threads: Option<usize>,
     /// `--improve N`: task placements for the improver after the constructor (0: off).
     pub improve: u64,
@@ -221,7 +225,9 @@ impl Default for SearchOptions {
             grid_step: 0.1,
             max_trouble: 0.75,
             no_cuts: false,
-            placement: vec![PlacementKey::Longest, PlacementKey::PathLength],
+            placement: crate::offline::DEFAULT_KEYS.to_vec(),
+            pairing: crate::offline::DEFAULT_PAIRING,
+            compact: crate::offline::DEFAULT_COMPACT,
             threads: None,
             improve: crate::offline::DEFAULT_IMPROVE_BUDGET,
             improve_seed: 0,
@@ -255,6 +261,8 @@ impl SearchOptions {
             max_trouble: self.max_trouble,
             cuts: !self.no_cuts,
             keys,
+            pairing: self.pairing,
+            compact: self.compact,
             improve_budget: self.improve,
             improve_seed: self.improve_seed,
             exact: self.exact.then_some(self.exact_nodes),
@@ -294,7 +302,8 @@ pub fn parse_placement(name: &str) -> Result<PlacementKey> {
     match name {
         "longest" => Ok(PlacementKey::Longest),
         "path-length" => Ok(PlacementKey::PathLength),
-        other => Err(Error::Usage(format!("unknown placement key '{other}' (known: longest, path-length)"))),
+        "mixed" => Ok(PlacementKey::Mixed),
+        other => Err(Error::Usage(format!("unknown placement key '{other}' (known: longest, path-length, mixed)"))),
     }
 }
 

@@ -175,9 +175,17 @@ pub struct SearchArgs {
     #[arg(long)]
     pub no_cuts: bool,
     /// Placement keys tried for every candidate troublesome set: longest (the paper's rule),
-    /// path-length, or both (the more compact schedule wins).
+    /// path-length, mixed (both at once), or several (the most compact schedule wins).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "longest,path-length")]
     pub placement: Vec<graphene::offline::PlacementKey>,
+    /// graphene: also try candidate troublesome sets made of tasks that cannot share a machine
+    /// (over half a machine in some resource); off keeps the paper's LongScore / FragScore sets.
+    #[arg(long, value_name = "on|off", default_value = on_off(graphene::offline::DEFAULT_PAIRING), value_parser = parse_on_off, action = clap::ArgAction::Set)]
+    pub pairing: bool,
+    /// graphene: re-compact every candidate plan forward (each task as early as its parents and
+    /// its machine allow, in start order; never longer); off keeps the paper's placement.
+    #[arg(long, value_name = "on|off", default_value = on_off(graphene::offline::DEFAULT_COMPACT), value_parser = parse_on_off, action = clap::ArgAction::Set)]
+    pub compact: bool,
     /// Worker threads for the candidate search [default: all cores].
     #[arg(long, value_name = "K")]
     pub threads: Option<usize>,
@@ -202,6 +210,22 @@ pub struct SearchArgs {
     pub exact_nodes: u64,
 }
 
+const fn on_off(b: bool) -> &'static str {
+    if b {
+        "on"
+    } else {
+        "off"
+    }
+}
+
+fn parse_on_off(s: &str) -> std::result::Result<bool, String> {
+    match s {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!("'{s}': expected on or off")),
+    }
+}
+
 fn parse_improve(s: &str) -> std::result::Result<u64, String> {
     if s == "auto" {
         return Ok(graphene::offline::AUTO_IMPROVE);
@@ -218,6 +242,8 @@ impl SearchArgs {
             max_trouble: self.max_trouble,
             no_cuts: self.no_cuts,
             placement: self.placement.clone(),
+            pairing: self.pairing,
+            compact: self.compact,
             threads: self.threads,
             improve: self.improve,
             improve_seed: self.improve_seed,

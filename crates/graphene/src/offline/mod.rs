@@ -10,6 +10,8 @@
 //! sets that are too large are pruned; parts without internal dependencies bypass the search.
 
 mod candidates;
+#[cfg(test)]
+mod constructor_tests;
 mod cuts;
 mod exact;
 mod improve;
@@ -44,6 +46,12 @@ pub struct OfflineConfig {
     pub cuts: bool,
     /// Placement keys tried for every candidate (the most compact result wins).
     pub keys: Vec<PlacementKey>,
+    /// Add the pairing family of candidate troublesome sets (tasks that cannot share a machine
+    /// in some resource) beside the LongScore / FragScore thresholds. Off: the paper's sets.
+    pub pairing: bool,
+    /// Re-compact every candidate plan forward after its backward passes. Off: the paper's
+    /// placement.
+    pub compact: bool,
     /// When the search must stop (the service's --timeout, build-schedule --time-limit).
     pub deadline: crate::Deadline,
     /// Task placements the improver may spend after the constructor (0: none).
@@ -61,7 +69,9 @@ impl Default for OfflineConfig {
             grid_step: 0.1,
             max_trouble: 0.75,
             cuts: true,
-            keys: vec![PlacementKey::Longest, PlacementKey::PathLength],
+            keys: DEFAULT_KEYS.to_vec(),
+            pairing: DEFAULT_PAIRING,
+            compact: DEFAULT_COMPACT,
             deadline: crate::Deadline::none(),
             improve_budget: DEFAULT_IMPROVE_BUDGET,
             improve_seed: 0,
@@ -69,6 +79,13 @@ impl Default for OfflineConfig {
         }
     }
 }
+
+/// The placement keys tried by default (`--placement`).
+pub const DEFAULT_KEYS: &[PlacementKey] = &[PlacementKey::Longest, PlacementKey::PathLength];
+/// `--pairing` by default.
+pub const DEFAULT_PAIRING: bool = false;
+/// `--compact` by default.
+pub const DEFAULT_COMPACT: bool = false;
 
 /// The improver's default budget: `auto`, which [`improve::auto_budget`] sizes to the DAG.
 pub const DEFAULT_IMPROVE_BUDGET: u64 = AUTO_IMPROVE;

@@ -50,8 +50,10 @@ fn placed<'a>(mut plan: Plan<'a>, subset: &[u32], mask: &[bool], dir: Direction,
     plan
 }
 
-/// Places `split` and returns the most compact of the four orders.
-pub fn place_split<'a>(dag: &'a Dag, caps: &[ResVec], split: &Split, keys: &Keys) -> Placed<'a> {
+/// Places `split` and returns the most compact of the four orders; with `compact`, each order's
+/// plan is re-compacted forward ([`Plan::compacted`]) before they are compared, so that an
+/// order whose backward passes left idle gaps is judged by what it becomes.
+pub fn place_split<'a>(dag: &'a Dag, caps: &[ResVec], split: &Split, keys: &Keys, compact: bool) -> Placed<'a> {
     use Direction::{Backward as B, Forward as F};
     let masks = [Part::T, Part::S, Part::P, Part::C].map(|p| split.mask(p));
     let [mt, ms, mp, mc] = &masks;
@@ -62,17 +64,18 @@ pub fn place_split<'a>(dag: &'a Dag, caps: &[ResVec], split: &Split, keys: &Keys
         better((placed(empty.clone(), &split.t, mt, F, keys), F), (placed(empty, &split.t, mt, B, keys), B))
     };
     // S next, in either direction: nothing adjacent to S is placed yet.
+    let fin = |p: Plan<'a>| if compact { p.compacted() } else { p };
     let (ts, _) =
         better((placed(base.clone(), &split.s, ms, F, keys), F), (placed(base.clone(), &split.s, ms, B, keys), B));
-    let mut best = (placed(placed(ts.clone(), &split.c, mc, F, keys), &split.p, mp, B, keys), Order::Tscp);
+    let mut best = (fin(placed(placed(ts.clone(), &split.c, mc, F, keys), &split.p, mp, B, keys)), Order::Tscp);
     if !split.p.is_empty() && !split.c.is_empty() {
-        best = better(best, (placed(placed(ts, &split.p, mp, B, keys), &split.c, mc, F, keys), Order::Tspc));
+        best = better(best, (fin(placed(placed(ts, &split.p, mp, B, keys), &split.c, mc, F, keys)), Order::Tspc));
     }
     if !split.t.is_empty() && !split.s.is_empty() && (!split.p.is_empty() || !split.c.is_empty()) {
         let tp = placed(base.clone(), &split.p, mp, B, keys);
-        best = better(best, (placed(placed(tp, &split.s, ms, F, keys), &split.c, mc, F, keys), Order::Tpsc));
+        best = better(best, (fin(placed(placed(tp, &split.s, ms, F, keys), &split.c, mc, F, keys)), Order::Tpsc));
         let tc = placed(base, &split.c, mc, F, keys);
-        best = better(best, (placed(placed(tc, &split.s, ms, B, keys), &split.p, mp, B, keys), Order::Tcsp));
+        best = better(best, (fin(placed(placed(tc, &split.s, ms, B, keys), &split.p, mp, B, keys)), Order::Tcsp));
     }
     Placed { plan: best.0, order: best.1, t_direction }
 }

@@ -34,6 +34,19 @@ pub enum PlacementKey {
     /// The ready task with the longest path through it to the end of the DAG (forward) or from
     /// its start (backward): the same greedy, but aware of what waits behind a task.
     PathLength,
+    /// Both at once: path length over the longest path plus duration over the longest task,
+    /// equal weights. Why: `longest` places a short task that gates a long path last among its
+    /// ready peers, and `path-length` places a long task off every long path (which must start
+    /// early to fit) after any task on the critical path, however short; one key per plan
+    /// cannot serve both, the sum ranks a task high when either is large.
+    Mixed,
+}
+
+impl PlacementKey {
+    /// Every key, in the order `--placement` lists them.
+    pub fn all() -> Vec<PlacementKey> {
+        vec![PlacementKey::Longest, PlacementKey::PathLength, PlacementKey::Mixed]
+    }
 }
 
 /// Per-task priorities for forward and backward passes, computed once per DAG and key.
@@ -55,6 +68,20 @@ impl Keys {
                 forward: crate::model::paths::bottom_levels(dag),
                 backward: crate::model::paths::top_levels(dag),
             },
+            PlacementKey::Mixed => {
+                let d: Vec<f64> = dag.tasks.iter().map(|t| t.duration).collect();
+                let mix = |path: Vec<f64>| {
+                    let pmax = path.iter().copied().fold(0.0, f64::max);
+                    let dmax = d.iter().copied().fold(0.0, f64::max);
+                    let norm = |x: f64, max: f64| if max > 0.0 { x / max } else { 0.0 };
+                    path.iter().zip(&d).map(|(&p, &x)| norm(p, pmax) + norm(x, dmax)).collect::<Vec<f64>>()
+                };
+                Keys {
+                    key,
+                    forward: mix(crate::model::paths::bottom_levels(dag)),
+                    backward: mix(crate::model::paths::top_levels(dag)),
+                }
+            }
         }
     }
 }
@@ -278,6 +305,65 @@ impl<'a> Plan<'a> {
             }
         }
         debug_assert_eq!(done, subset.len(), "every subset member is placed");
+    }
+
+    /// Forward re-compaction: every task moved as early as its parents and the resources allow,
+    /// taken in start order (ties: end, then task id, a topological order). Why: a subset placed
+    /// backward (right-justified against its placed children, or against the end of the space)
+    /// keeps the idle time it left at its start, so the chain behind it starts late, and a
+    /// forward pass placed after it may have taken a machine that is busy until then; a
+    /// forward sweep closes those gaps.
+    ///
+    /// Two sweeps, the shorter result wins (ties: the first). On the same machines: never later,
+    /// because when a task is taken every task already re-placed started no later than this one
+    /// did in `self` and moved only earlier on its own machine, so over this task's old slot it
+    /// uses at most what it used there before, and the old slot (after parents that end no
+    /// later than before) still fits; the search is bounded by the old start, and should
+    /// floating point ever disagree the old slot is kept. On any machine (the earliest slot
+    /// anywhere, in the same order): no such guarantee, but it can move a task off a machine
+    /// that a task started earlier still holds.
+    pub fn compacted(&self) -> Plan<'a> {
+        let same = self.sweep(false);
+        let any = self.sweep(true);
+        if any.makespan() < same.makespan() {
+            any
+        } else {
+            same
+        }
+    }
+
+    fn sweep(&self, any_machine: bool) -> Plan<'a> {
+        let n = self.dag.len();
+        let mut out = Plan::new(self.dag, &self.space_caps());
+        let Some((floor, _)) = self.space.span() else {
+            return out;
+        };
+        let mut order: Vec<TaskId> = (0..n as TaskId).filter(|&t| self.placed[t as usize]).collect();
+        order.sort_by(|&a, &b| {
+            let (a, b) = (a as usize, b as usize);
+            self.start[a].total_cmp(&self.start[b]).then(self.end[a].total_cmp(&self.end[b])).then(a.cmp(&b))
+        });
+        for t in order {
+            let i = t as usize;
+            let task = &self.dag.tasks[i];
+            let release = out.release(t).max(floor);
+            if any_machine {
+                let (m, s) = out.space.earliest(release, task.duration, &task.demand);
+                out.put(t, m, s, s + task.duration);
+                continue;
+            }
+            let m = self.machine[i] as usize;
+            let (s, e) = match out.space.earliest_on(m, release, task.duration, &task.demand) {
+                Some(s) if s < self.start[i] => (s, s + task.duration),
+                _ => (self.start[i], self.end[i]),
+            };
+            out.put(t, m, s, e);
+        }
+        out
+    }
+
+    fn space_caps(&self) -> Vec<ResVec> {
+        (0..self.space.machines()).map(|m| *self.space.capacity(m)).collect()
     }
 
     /// The finished schedule, shifted to start at time 0.

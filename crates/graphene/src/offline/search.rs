@@ -24,6 +24,10 @@ pub struct PartReport {
     pub candidate_stats: CandidateStats,
     pub long_threshold: Option<f64>,
     pub frag_threshold: Option<f64>,
+    /// When the chosen set came from the pairing family (`--pairing on`): the resource in which
+    /// its seed tasks cannot share a machine ("any" for the union over resources).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pairing: Option<String>,
     pub order: Option<Order>,
     /// The placement key of the chosen schedule.
     pub placement_key: Option<PlacementKey>,
@@ -53,6 +57,7 @@ pub fn search_part(dag: &Dag, caps: &[ResVec], cfg: &OfflineConfig) -> (Schedule
         candidate_stats: CandidateStats::default(),
         long_threshold: None,
         frag_threshold: None,
+        pairing: None,
         order: None,
         placement_key: None,
         trouble_direction: None,
@@ -74,7 +79,8 @@ pub fn search_part(dag: &Dag, caps: &[ResVec], cfg: &OfflineConfig) -> (Schedule
         return (schedule, report);
     }
     let sc = scores::compute(dag, caps);
-    let (cands, stats, stopped) = candidates(dag, &sc, cfg.grid_step, cfg.max_trouble, &cfg.deadline);
+    let (cands, stats, stopped) =
+        candidates(dag, &sc, caps, cfg.grid_step, cfg.max_trouble, cfg.pairing, &cfg.deadline);
     report.candidate_stats = stats;
     let keys: Vec<Keys> = cfg.keys.iter().map(|&k| Keys::new(dag, k)).collect();
     let jobs: Vec<(usize, usize)> = (0..cands.len()).flat_map(|c| (0..keys.len()).map(move |k| (c, k))).collect();
@@ -82,7 +88,9 @@ pub fn search_part(dag: &Dag, caps: &[ResVec], cfg: &OfflineConfig) -> (Schedule
     // its deadline still returns a valid schedule; the others only while time is left.
     let results: Vec<_> = jobs
         .par_iter()
-        .map(|&(c, k)| (c == 0 || !cfg.deadline.expired()).then(|| place_split(dag, caps, &cands[c].split, &keys[k])))
+        .map(|&(c, k)| {
+            (c == 0 || !cfg.deadline.expired()).then(|| place_split(dag, caps, &cands[c].split, &keys[k], cfg.compact))
+        })
         .collect();
     report.stopped_early = stopped || results.iter().any(Option::is_none);
     report.candidates_explored = {
@@ -103,6 +111,7 @@ pub fn search_part(dag: &Dag, caps: &[ResVec], cfg: &OfflineConfig) -> (Schedule
     report.placement_key = Some(keys[ki].key);
     report.long_threshold = c.long;
     report.frag_threshold = c.frag;
+    report.pairing = c.pairing.map(|r| dag.resources.get(r).cloned().unwrap_or_else(|| "any".into()));
     report.order = Some(best.order);
     report.trouble_direction = (!c.split.t.is_empty()).then(|| best.t_direction.as_str());
     report.subset_sizes = [c.split.t.len(), c.split.s.len(), c.split.p.len(), c.split.c.len()];
