@@ -206,6 +206,8 @@ pub struct SearchOptions {
     pub pairing: bool,
     /// `--compact`: forward re-compaction of every candidate plan.
     pub compact: bool,
+    /// `--search-work`: tasks the constructor may place over its candidate plans.
+    pub search_work: u64,
     pub threads: Option<usize>,
     /// `--improve N`: task placements for the improver after the constructor (0: off).
     pub improve: u64,
@@ -228,6 +230,7 @@ impl Default for SearchOptions {
             placement: crate::offline::DEFAULT_KEYS.to_vec(),
             pairing: crate::offline::DEFAULT_PAIRING,
             compact: crate::offline::DEFAULT_COMPACT,
+            search_work: crate::offline::DEFAULT_SEARCH_WORK,
             threads: None,
             improve: crate::offline::DEFAULT_IMPROVE_BUDGET,
             improve_seed: 0,
@@ -263,6 +266,7 @@ impl SearchOptions {
             keys,
             pairing: self.pairing,
             compact: self.compact,
+            search_work: self.search_work,
             improve_budget: self.improve,
             improve_seed: self.improve_seed,
             exact: self.exact.then_some(self.exact_nodes),

@@ -186,6 +186,13 @@ pub struct SearchArgs {
     /// its machine allow, in start order; never longer); off keeps the paper's placement.
     #[arg(long, value_name = "on|off", default_value = on_off(graphene::offline::DEFAULT_COMPACT), value_parser = parse_on_off, action = clap::ArgAction::Set)]
     pub compact: bool,
+    /// graphene: tasks the constructor may place over all its candidate plans of one part
+    /// (each candidate troublesome set under each placement key; the empty set under every key
+    /// always), or all for the paper's exhaustive search. A work budget, so the result is the
+    /// same on every machine; the default keeps the search exhaustive on DAGs of up to about
+    /// 10,000 tasks and narrows it above. search.parts[].skipped_by_budget says what it left out.
+    #[arg(long, value_name = "N|all", default_value = "200000", value_parser = parse_search_work)]
+    pub search_work: u64,
     /// Worker threads for the candidate search [default: all cores].
     #[arg(long, value_name = "K")]
     pub threads: Option<usize>,
@@ -226,6 +233,13 @@ fn parse_on_off(s: &str) -> std::result::Result<bool, String> {
     }
 }
 
+fn parse_search_work(s: &str) -> std::result::Result<u64, String> {
+    if s == "all" {
+        return Ok(u64::MAX);
+    }
+    s.parse::<u64>().map_err(|_| format!("'{s}' is neither a number of task placements nor all"))
+}
+
 fn parse_improve(s: &str) -> std::result::Result<u64, String> {
     if s == "auto" {
         return Ok(graphene::offline::AUTO_IMPROVE);
@@ -244,6 +258,7 @@ impl SearchArgs {
             placement: self.placement.clone(),
             pairing: self.pairing,
             compact: self.compact,
+            search_work: self.search_work,
             threads: self.threads,
             improve: self.improve,
             improve_seed: self.improve_seed,

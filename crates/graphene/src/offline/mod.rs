@@ -52,6 +52,11 @@ pub struct OfflineConfig {
     /// Re-compact every candidate plan forward after its backward passes. Off: the paper's
     /// placement.
     pub compact: bool,
+    /// Tasks the constructor may place over all its candidate plans of one part: candidates
+    /// (each under each placement key, the empty troublesome set first) are placed while their
+    /// count times the part's tasks stays within this, and never fewer than the empty set under
+    /// every key. `u64::MAX`: every candidate, the paper's exhaustive search.
+    pub search_work: u64,
     /// When the search must stop (the service's --timeout, build-schedule --time-limit).
     pub deadline: crate::Deadline,
     /// Task placements the improver may spend after the constructor (0: none).
@@ -72,6 +77,7 @@ impl Default for OfflineConfig {
             keys: DEFAULT_KEYS.to_vec(),
             pairing: DEFAULT_PAIRING,
             compact: DEFAULT_COMPACT,
+            search_work: DEFAULT_SEARCH_WORK,
             deadline: crate::Deadline::none(),
             improve_budget: DEFAULT_IMPROVE_BUDGET,
             improve_seed: 0,
@@ -86,6 +92,15 @@ pub const DEFAULT_KEYS: &[PlacementKey] = &[PlacementKey::Longest, PlacementKey:
 pub const DEFAULT_PAIRING: bool = false;
 /// `--compact` by default.
 pub const DEFAULT_COMPACT: bool = false;
+
+/// The constructor's default work budget ([`OfflineConfig::search_work`]): 200,000 task
+/// placements. Why: every candidate plan places the whole part (twice, forward and backward,
+/// for the part outside T), so the exhaustive search costs candidates x keys x tasks, about 44
+/// placements of 100,000 tasks on a random layered DAG (50 s on two cores). Up to 10,000 tasks
+/// the search stays exhaustive for the DAGs measured in BENCHMARKS.md (they have at most 20
+/// candidate-key pairs); above, it narrows, down to the empty troublesome set under every key
+/// from 100,000 tasks on. `--search-work all` restores the exhaustive search.
+pub const DEFAULT_SEARCH_WORK: u64 = 200_000;
 
 /// The improver's default budget: `auto`, which [`improve::auto_budget`] sizes to the DAG.
 pub const DEFAULT_IMPROVE_BUDGET: u64 = AUTO_IMPROVE;

@@ -38,6 +38,10 @@ pub struct PartReport {
     /// the part's schedule is the best of the candidates placed by then.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stopped_early: bool,
+    /// Candidate plans (a candidate under one placement key) left out by the work budget
+    /// (`--search-work`); absent when none was.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub skipped_by_budget: usize,
     /// Stages with at least one troublesome task, by name.
     pub trouble_stages: Vec<String>,
     /// The chosen troublesome set, by task id in the whole DAG. Kept out of the JSON part
@@ -63,6 +67,7 @@ pub fn search_part(dag: &Dag, caps: &[ResVec], cfg: &OfflineConfig) -> (Schedule
         trouble_direction: None,
         subset_sizes: [0, dag.len(), 0, 0],
         stopped_early: false,
+        skipped_by_budget: 0,
         trouble_stages: Vec::new(),
         troublesome: Vec::new(),
     };
@@ -83,7 +88,14 @@ pub fn search_part(dag: &Dag, caps: &[ResVec], cfg: &OfflineConfig) -> (Schedule
         candidates(dag, &sc, caps, cfg.grid_step, cfg.max_trouble, cfg.pairing, &cfg.deadline);
     report.candidate_stats = stats;
     let keys: Vec<Keys> = cfg.keys.iter().map(|&k| Keys::new(dag, k)).collect();
-    let jobs: Vec<(usize, usize)> = (0..cands.len()).flat_map(|c| (0..keys.len()).map(move |k| (c, k))).collect();
+    let mut jobs: Vec<(usize, usize)> = (0..cands.len()).flat_map(|c| (0..keys.len()).map(move |k| (c, k))).collect();
+    // The work budget, counted in whole candidate plans so that the result depends on the input
+    // and the budget only, never on the machine.
+    let allowed = (cfg.search_work / dag.len().max(1) as u64).max(keys.len() as u64);
+    if (jobs.len() as u64) > allowed {
+        report.skipped_by_budget = jobs.len() - allowed as usize;
+        jobs.truncate(allowed as usize);
+    }
     // Candidate 0 (the empty set: plain greedy) is always placed, so that a search stopped at
     // its deadline still returns a valid schedule; the others only while time is left.
     let results: Vec<_> = jobs
@@ -122,4 +134,8 @@ pub fn search_part(dag: &Dag, caps: &[ResVec], cfg: &OfflineConfig) -> (Schedule
     let schedule = best.plan.into_schedule();
     report.makespan = schedule.makespan();
     (schedule, report)
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }

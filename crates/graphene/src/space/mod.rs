@@ -20,6 +20,7 @@
 //! Latest-fit queries (backward placement) mirror earliest-fit from the other end.
 
 mod profile;
+mod segments;
 
 pub use profile::Profile;
 
@@ -39,7 +40,10 @@ pub struct Space {
 
 impl Space {
     pub fn new(caps: &[ResVec]) -> Space {
-        Space { caps: caps.to_vec(), profiles: vec![Profile::default(); caps.len()], span: None }
+        // Resources past the last one some machine has are never used by anything that fits.
+        let width =
+            caps.iter().filter_map(|c| (0..MAX_RESOURCES).rev().find(|&k| c.0[k] != 0.0)).max().map_or(1, |k| k + 1);
+        Space { caps: caps.to_vec(), profiles: vec![Profile::new(width); caps.len()], span: None }
     }
 
     pub fn machines(&self) -> usize {

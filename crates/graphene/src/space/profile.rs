@@ -1,18 +1,16 @@
 //! One machine's usage over time as a step function.
 
 use std::cell::Cell;
-use std::collections::VecDeque;
 
+use super::segments::{Query, Segments};
 use crate::model::{ResVec, MAX_RESOURCES};
 
 #[derive(Clone, Debug, Default)]
 pub struct Profile {
-    /// Strictly increasing breakpoints. Double-ended: forward placement adds breakpoints at the
-    /// end and backward placement at the front, and a deque inserts at either end without
-    /// moving the whole history (a `Vec` made backward placement of a long chain quadratic).
-    times: VecDeque<f64>,
-    /// `usage[i]` holds on `[times[i], times[i+1])`; the last entry is always zero.
-    usage: VecDeque<ResVec>,
+    /// Strictly increasing breakpoints, each with the usage that holds until the next; the last
+    /// segment's usage is always zero. Stored with a min/max tree so that queries skip runs of
+    /// segments (see `segments`).
+    segs: Segments,
     /// The last earliest-fit query and how far it proved that nothing fits (see `Memo`).
     early: Cell<Option<Memo>>,
     /// The same for latest-fit queries (a bound from above).
@@ -46,25 +44,32 @@ impl Memo {
 }
 
 impl Profile {
+    /// An empty profile storing the first `width` resources (those some machine has).
+    pub fn new(width: usize) -> Profile {
+        Profile { segs: Segments::new(width), ..Profile::default() }
+    }
+
     pub fn len(&self) -> usize {
-        self.times.len()
+        self.segs.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.times.is_empty()
+        self.segs.len() == 0
     }
 
     /// Index of the segment holding `t`, or None when `t` lies before the first breakpoint.
     fn segment_at(&self, t: f64) -> Option<usize> {
-        let i = self.times.partition_point(|&x| x <= t);
-        i.checked_sub(1)
+        self.segs.partition_point(|&x| x <= t).checked_sub(1)
     }
 
     pub fn usage_at(&self, t: f64) -> ResVec {
-        self.segment_at(t).map_or(ResVec::ZERO, |i| self.usage[i])
+        self.segment_at(t).map_or(ResVec::ZERO, |i| self.segs.usage(i))
     }
 
     /// Earliest `s >= release`, `s < limit`, such that `demand` fits on `[s, s + duration)`.
+    ///
+    /// The answer is the one a walk over every segment from `release` gives (the tests check
+    /// it against such a walk); the tree only lets it jump over runs of segments.
     pub fn earliest_fit(
         &self,
         release: f64,
@@ -78,7 +83,7 @@ impl Profile {
         if s >= limit {
             return None;
         }
-        if duration <= 0.0 || self.times.is_empty() {
+        if duration <= 0.0 || self.is_empty() {
             return Some(s);
         }
         if let Some(m) = self.early.get() {
@@ -100,23 +105,45 @@ impl Profile {
                 }));
             }
         };
-        // Segment j covers [seg_start(j), seg_end(j)); "segment" -1 is the zero region before the
-        // first breakpoint.
+        let q = Query::new(demand, cap, checked);
+        let zero_fits = ResVec::ZERO.fits_with(demand, cap, checked);
+        let n = self.len();
+        // Segment j covers [time(j), time(j + 1)); "segment" -1 is the zero region before the
+        // first breakpoint. Each round skips to the first segment that fits, then to the end of
+        // the run of fitting segments it starts.
         let mut j = self.segment_at(s).map_or(-1isize, |i| i as isize);
         loop {
-            let seg_end = self.times.get((j + 1) as usize).copied().unwrap_or(f64::INFINITY);
-            let use_j = if j < 0 { ResVec::ZERO } else { self.usage[j as usize] };
-            if !use_j.fits_with(demand, cap, checked) {
-                s = seg_end;
-                if s >= limit || s == f64::INFINITY {
+            let first = if j < 0 && zero_fits {
+                -1
+            } else {
+                match self.segs.first_fit(j.max(0) as usize, &q) {
+                    Some(f) => f as isize,
+                    None => return None,
+                }
+            };
+            if first > j {
+                s = self.segs.time(first as usize);
+                if s >= limit {
                     remember(s);
                     return None;
                 }
-            } else if seg_end >= s + duration {
+            }
+            let blocked = self.segs.first_blocked((first + 1) as usize, &q);
+            let run_end = blocked.map_or(f64::INFINITY, |b| self.segs.time(b));
+            if run_end >= s + duration {
                 remember(s);
                 return Some(s);
             }
-            j += 1;
+            let b = blocked.expect("a run that ends early ends at a blocked segment");
+            if b + 1 >= n {
+                return None;
+            }
+            s = self.segs.time(b + 1);
+            if s >= limit {
+                remember(s);
+                return None;
+            }
+            j = (b + 1) as isize;
         }
     }
 
@@ -134,7 +161,7 @@ impl Profile {
         if e <= limit {
             return None;
         }
-        if duration <= 0.0 || self.times.is_empty() {
+        if duration <= 0.0 || self.is_empty() {
             return Some(e);
         }
         if let Some(m) = self.late.get() {
@@ -156,42 +183,232 @@ impl Profile {
                 }));
             }
         };
+        let q = Query::new(demand, cap, checked);
+        let zero_fits = ResVec::ZERO.fits_with(demand, cap, checked);
         // The segment whose half-open interval contains instants just before `e`.
-        let mut j = self.times.partition_point(|&x| x < e) as isize - 1;
+        let mut j = self.segs.partition_point(|&x| x < e) as isize - 1;
         loop {
-            let seg_start = if j < 0 { f64::NEG_INFINITY } else { self.times[j as usize] };
-            let use_j = if j < 0 { ResVec::ZERO } else { self.usage[j as usize] };
-            if !use_j.fits_with(demand, cap, checked) {
-                e = seg_start;
-                if e <= limit || e == f64::NEG_INFINITY {
+            let last = if j < 0 { None } else { self.segs.last_fit(j as usize, &q).map(|f| f as isize) };
+            let last = match last {
+                Some(f) => f,
+                None if zero_fits => -1,
+                None => return None,
+            };
+            if last < j {
+                e = self.segs.time((last + 1) as usize);
+                if e <= limit {
                     remember(e);
                     return None;
                 }
-            } else if seg_start <= e - duration {
+            }
+            // The run of fitting segments that ends with `last` starts after the last blocked
+            // segment before it, or at -inf when it reaches the zero region and zero fits.
+            let blocked = if last <= 0 { None } else { self.segs.last_blocked((last - 1) as usize, &q) };
+            let run_start = match blocked {
+                Some(b) => self.segs.time(b + 1),
+                None if last < 0 || zero_fits => f64::NEG_INFINITY,
+                None => self.segs.time(0),
+            };
+            if run_start <= e - duration {
                 remember(e);
                 return Some(e);
             }
-            j -= 1;
+            let b = blocked?;
+            e = self.segs.time(b);
+            if e <= limit {
+                remember(e);
+                return None;
+            }
+            j = b as isize - 1;
         }
     }
 
     /// Index of the breakpoint at `t`, creating it (copying the usage that held there) if absent.
     fn split(&mut self, t: f64) -> usize {
-        let i = self.times.partition_point(|&x| x < t);
-        if i < self.times.len() && self.times[i] == t {
+        let i = self.segs.partition_point(|&x| x < t);
+        if i < self.segs.len() && self.segs.time(i) == t {
             return i;
         }
-        let carried = if i == 0 { ResVec::ZERO } else { self.usage[i - 1] };
-        self.times.insert(i, t);
-        self.usage.insert(i, carried);
+        self.segs.insert(i, t);
         i
     }
 
     pub fn add(&mut self, start: f64, end: f64, demand: &ResVec) {
         let a = self.split(start);
         let b = self.split(end);
-        for u in self.usage.range_mut(a..b) {
-            u.add_assign(demand);
+        self.segs.add(a, b, demand);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The profile against an oracle: a plain list of segments walked one by one, the way the
+    //! profile answered before it had a tree. Answers must agree exactly, including after many
+    //! insertions at both ends and in the middle, with repeated queries (the memo) and limits.
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Usage as a list of (start, usage) segments, the last one zero.
+    #[derive(Default)]
+    struct Flat {
+        seg: Vec<(f64, ResVec)>,
+    }
+
+    impl Flat {
+        fn split(&mut self, t: f64) -> usize {
+            let i = self.seg.partition_point(|s| s.0 < t);
+            if i < self.seg.len() && self.seg[i].0 == t {
+                return i;
+            }
+            let carried = if i == 0 { ResVec::ZERO } else { self.seg[i - 1].1 };
+            self.seg.insert(i, (t, carried));
+            i
         }
+
+        fn add(&mut self, a: f64, b: f64, d: &ResVec) {
+            let i = self.split(a);
+            let j = self.split(b);
+            for s in &mut self.seg[i..j] {
+                s.1.add_assign(d);
+            }
+        }
+
+        fn usage(&self, j: isize) -> ResVec {
+            if j < 0 {
+                ResVec::ZERO
+            } else {
+                self.seg[j as usize].1
+            }
+        }
+
+        fn earliest(&self, release: f64, dur: f64, d: &ResVec, cap: &ResVec, limit: f64) -> Option<f64> {
+            let all = [true; MAX_RESOURCES];
+            let mut s = release;
+            if s >= limit {
+                return None;
+            }
+            if dur <= 0.0 || self.seg.is_empty() {
+                return Some(s);
+            }
+            let mut j = self.seg.partition_point(|x| x.0 <= s) as isize - 1;
+            loop {
+                let end = self.seg.get((j + 1) as usize).map_or(f64::INFINITY, |x| x.0);
+                if !self.usage(j).fits_with(d, cap, &all) {
+                    s = end;
+                    if s >= limit || s == f64::INFINITY {
+                        return None;
+                    }
+                } else if end >= s + dur {
+                    return Some(s);
+                }
+                j += 1;
+            }
+        }
+
+        fn latest(&self, deadline: f64, dur: f64, d: &ResVec, cap: &ResVec, limit: f64) -> Option<f64> {
+            let all = [true; MAX_RESOURCES];
+            let mut e = deadline;
+            if e <= limit {
+                return None;
+            }
+            if dur <= 0.0 || self.seg.is_empty() {
+                return Some(e);
+            }
+            let mut j = self.seg.partition_point(|x| x.0 < e) as isize - 1;
+            loop {
+                let start = if j < 0 { f64::NEG_INFINITY } else { self.seg[j as usize].0 };
+                if !self.usage(j).fits_with(d, cap, &all) {
+                    e = start;
+                    if e <= limit || e == f64::NEG_INFINITY {
+                        return None;
+                    }
+                } else if start <= e - dur {
+                    return Some(e);
+                }
+                j -= 1;
+            }
+        }
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        /// Add a task at [start, start + len) with this demand.
+        Add(i32, u8, [u8; 2]),
+        Earliest(i32, u8, [u8; 2], Option<i32>),
+        Latest(i32, u8, [u8; 2], Option<i32>),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let demand = [0u8..6, 0u8..6];
+        prop_oneof![
+            (-40i32..40, 1u8..9, demand.clone()).prop_map(|(s, l, d)| Op::Add(s, l, d)),
+            (-50i32..50, 0u8..9, demand.clone(), proptest::option::of(-50i32..60))
+                .prop_map(|(s, l, d, lim)| Op::Earliest(s, l, d, lim)),
+            (-50i32..50, 0u8..9, demand, proptest::option::of(-60i32..50))
+                .prop_map(|(s, l, d, lim)| Op::Latest(s, l, d, lim)),
+        ]
+    }
+
+    fn v(d: [u8; 2]) -> ResVec {
+        ResVec::from_slice(&[d[0] as f64, d[1] as f64 * 0.5])
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+        #[test]
+        fn profile_answers_as_a_walk_over_every_segment(ops in proptest::collection::vec(op(), 1..160)) {
+            let cap = ResVec::from_slice(&[6.0, 3.0]);
+            let all = [true; MAX_RESOURCES];
+            let mut p = Profile::new(2);
+            let mut flat = Flat::default();
+            for o in &ops {
+                match *o {
+                    Op::Add(s, l, d) => {
+                        let (a, b) = (s as f64, s as f64 + l as f64);
+                        // Only what fits is placed, as the constructor does; the rest is skipped.
+                        if flat.earliest(a, l as f64, &v(d), &cap, a + 1.0) == Some(a) {
+                            p.add(a, b, &v(d));
+                            flat.add(a, b, &v(d));
+                        }
+                    }
+                    Op::Earliest(s, l, d, lim) => {
+                        let limit = lim.map_or(f64::INFINITY, f64::from);
+                        // Twice: the second answer comes through the memo.
+                        for _ in 0..2 {
+                            prop_assert_eq!(
+                                p.earliest_fit(s as f64, l as f64, &v(d), &cap, &all, limit),
+                                flat.earliest(s as f64, l as f64, &v(d), &cap, limit)
+                            );
+                        }
+                    }
+                    Op::Latest(s, l, d, lim) => {
+                        let limit = lim.map_or(f64::NEG_INFINITY, f64::from);
+                        for _ in 0..2 {
+                            prop_assert_eq!(
+                                p.latest_fit(s as f64, l as f64, &v(d), &cap, &all, limit),
+                                flat.latest(s as f64, l as f64, &v(d), &cap, limit)
+                            );
+                        }
+                    }
+                }
+            }
+            for (i, s) in flat.seg.iter().enumerate() {
+                prop_assert_eq!(p.usage_at(s.0), s.1, "segment {}", i);
+            }
+        }
+    }
+
+    #[test]
+    fn a_demand_on_a_resource_past_the_stored_width_widens_the_store() {
+        let cap = ResVec::from_slice(&[4.0, 0.0, 0.0]);
+        let all = [true; MAX_RESOURCES];
+        let mut p = Profile::new(1);
+        // Within the capacity slack, a tiny demand on a resource no machine has still fits.
+        let tiny = ResVec::from_slice(&[1.0, 0.0, 1e-10]);
+        p.add(0.0, 5.0, &tiny);
+        assert_eq!(p.usage_at(1.0), tiny);
+        assert_eq!(p.earliest_fit(0.0, 1.0, &tiny, &cap, &all, f64::INFINITY), Some(0.0));
+        let two = ResVec::from_slice(&[1.0, 0.0, 9.5e-10]);
+        assert_eq!(p.earliest_fit(0.0, 1.0, &two, &cap, &all, f64::INFINITY), Some(5.0));
     }
 }

@@ -1,0 +1,301 @@
+//! A machine's usage segments in a gap buffer, with a min/max tree over it.
+//!
+//! Why: on a saturated cluster an earliest-fit query starts at a task's release time, which lies
+//! far behind the point where the machine has room, and a flat walk visits every segment in
+//! between. On a 100,000-task layered DAG that was 6.2 x 10^9 segment visits for 5.5 x 10^7
+//! queries, 98% of them over segments where the task does not fit, in runs of about 50. The
+//! tree answers "first segment from here where this demand fits" and "first segment from here
+//! where it does not" by skipping whole subtrees: per resource, the minimum usage of a subtree
+//! says whether any segment in it *may* fit (a necessary condition), and the maximum says
+//! exactly whether some segment in it does not. So a query costs about one descent per run of
+//! fitting or blocked segments instead of one step per segment.
+//!
+//! Why a gap buffer: breakpoints are inserted where tasks start and end. Forward placement puts
+//! them near the end of a machine's history and backward placement near its front, so the
+//! buffer keeps free slots at both ends and shifts only the short side; the tree nodes above
+//! the shifted slots are recomputed, which is proportional to the shift, not to the history.
+//! Empty slots are neutral in the tree (+inf minimum, -inf maximum), so they are never a match.
+//!
+//! Only the first `width` resources are stored: the ones some machine of the space has. A
+//! demand on a resource no machine has fits nowhere (except within the capacity slack), and
+//! [`Segments::add`] widens the store if such a demand is ever added, so answers are exact.
+
+use crate::model::{ResVec, CAPACITY_EPS, MAX_RESOURCES};
+
+#[derive(Clone, Debug, Default)]
+pub(super) struct Segments {
+    /// Resources stored per segment.
+    width: usize,
+    /// Physical slots (a power of two, or 0 before the first insert).
+    cap: usize,
+    /// Physical slot of logical segment 0.
+    base: usize,
+    len: usize,
+    /// Start time of each slot's segment.
+    times: Vec<f64>,
+    /// Per tree node (internal nodes 1..cap, the leaf of slot p at cap + p) and resource, the
+    /// minimum and maximum usage over the occupied slots under it (+inf / -inf when it covers
+    /// none). A slot's usage is its leaf's minimum (and maximum).
+    min: Vec<f64>,
+    max: Vec<f64>,
+}
+
+/// A query's demand, with the capacity test spelled exactly as [`ResVec::fits_with`] spells it,
+/// so that a subtree's minimum or maximum gives the same verdict as the segment that holds it.
+pub(super) struct Query {
+    demand: [f64; MAX_RESOURCES],
+    threshold: [f64; MAX_RESOURCES],
+    checked: [bool; MAX_RESOURCES],
+}
+
+impl Query {
+    pub fn new(demand: &ResVec, cap: &ResVec, checked: &[bool; MAX_RESOURCES]) -> Query {
+        let mut threshold = [0.0; MAX_RESOURCES];
+        for k in 0..MAX_RESOURCES {
+            threshold[k] = cap.0[k] * (1.0 + CAPACITY_EPS) + CAPACITY_EPS;
+        }
+        Query { demand: demand.0, threshold, checked: *checked }
+    }
+
+    #[inline]
+    fn over(&self, k: usize, used: f64) -> bool {
+        self.checked[k] && used + self.demand[k] > self.threshold[k]
+    }
+}
+
+impl Segments {
+    pub fn new(width: usize) -> Segments {
+        Segments { width: width.clamp(1, MAX_RESOURCES), ..Segments::default() }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    fn logical(&self) -> &[f64] {
+        &self.times[self.base..self.base + self.len]
+    }
+
+    /// Start time of logical segment `i`.
+    pub fn time(&self, i: usize) -> f64 {
+        self.times[self.base + i]
+    }
+
+    /// Number of leading segments whose start satisfies `pred` (which must be monotone).
+    pub fn partition_point(&self, pred: impl FnMut(&f64) -> bool) -> usize {
+        self.logical().partition_point(pred)
+    }
+
+    pub fn usage(&self, i: usize) -> ResVec {
+        let leaf = (self.cap + self.base + i) * self.width;
+        let mut v = ResVec::ZERO;
+        v.0[..self.width].copy_from_slice(&self.min[leaf..leaf + self.width]);
+        v
+    }
+
+    /// Inserts a segment starting at `t` as logical segment `i`, carrying the usage of the
+    /// segment before it (zero for the first).
+    pub fn insert(&mut self, i: usize, t: f64) {
+        if self.len == self.cap {
+            self.regrow(self.width);
+        }
+        let w = self.width;
+        let room_left = self.base > 0;
+        let room_right = self.base + self.len < self.cap;
+        let p;
+        let changed;
+        let c = self.cap;
+        if room_left && (i < self.len - i || !room_right) {
+            let b = self.base;
+            self.times.copy_within(b..b + i, b - 1);
+            self.min.copy_within((c + b) * w..(c + b + i) * w, (c + b - 1) * w);
+            self.max.copy_within((c + b) * w..(c + b + i) * w, (c + b - 1) * w);
+            self.base -= 1;
+            p = self.base + i;
+            changed = (self.base, p);
+        } else {
+            let (b, e) = (self.base + i, self.base + self.len);
+            self.times.copy_within(b..e, b + 1);
+            self.min.copy_within((c + b) * w..(c + e) * w, (c + b + 1) * w);
+            self.max.copy_within((c + b) * w..(c + e) * w, (c + b + 1) * w);
+            p = b;
+            changed = (p, e);
+        }
+        self.times[p] = t;
+        let leaf = (c + p) * w;
+        if i == 0 {
+            self.min[leaf..leaf + w].fill(0.0);
+            self.max[leaf..leaf + w].fill(0.0);
+        } else {
+            self.min.copy_within(leaf - w..leaf, leaf);
+            self.max.copy_within(leaf - w..leaf, leaf);
+        }
+        self.len += 1;
+        self.pull_range(changed.0, changed.1);
+    }
+
+    /// Adds `demand` to logical segments `a..b`.
+    pub fn add(&mut self, a: usize, b: usize, demand: &ResVec) {
+        if a >= b {
+            return;
+        }
+        let needed = (0..MAX_RESOURCES).rev().find(|&k| demand.0[k] != 0.0).map_or(0, |k| k + 1);
+        if needed > self.width {
+            self.regrow(needed);
+        }
+        let w = self.width;
+        for p in self.base + a..self.base + b {
+            let leaf = (self.cap + p) * w;
+            for k in 0..w {
+                self.min[leaf + k] += demand.0[k];
+                self.max[leaf + k] = self.min[leaf + k];
+            }
+        }
+        self.pull_range(self.base + a, self.base + b - 1);
+    }
+
+    /// Reallocates with room for more segments (and `width` resources), recentred so that both
+    /// ends have free slots, and rebuilds the tree.
+    fn regrow(&mut self, width: usize) {
+        let cap = if self.len < self.cap { self.cap } else { (self.cap * 2).max(8) };
+        let base = (cap - self.len) / 2;
+        let mut times = vec![0.0; cap];
+        let mut min = vec![f64::INFINITY; 2 * cap * width];
+        let mut max = vec![f64::NEG_INFINITY; 2 * cap * width];
+        for i in 0..self.len {
+            times[base + i] = self.times[self.base + i];
+            let to = (cap + base + i) * width;
+            let from = (self.cap + self.base + i) * self.width;
+            min[to..to + width].fill(0.0);
+            min[to..to + self.width].copy_from_slice(&self.min[from..from + self.width]);
+            max[to..to + width].copy_from_slice(&min[to..to + width]);
+        }
+        *self = Segments { width, cap, base, len: self.len, times, min, max };
+        if cap > 1 {
+            self.pull_range(0, cap - 1);
+        }
+    }
+
+    /// Recomputes the internal nodes above physical slots `lo..=hi`.
+    fn pull_range(&mut self, lo: usize, hi: usize) {
+        let w = self.width;
+        let (mut l, mut h) = ((lo + self.cap) / 2, (hi + self.cap) / 2);
+        while l >= 1 {
+            for node in l..=h {
+                let (n, a, b) = (node * w, 2 * node * w, (2 * node + 1) * w);
+                for k in 0..w {
+                    self.min[n + k] = self.min[a + k].min(self.min[b + k]);
+                    self.max[n + k] = self.max[a + k].max(self.max[b + k]);
+                }
+            }
+            l /= 2;
+            h /= 2;
+        }
+    }
+
+    /// Whether some occupied slot under `node` may fit `q` (exact for a slot).
+    #[inline]
+    fn may_fit(&self, node: usize, q: &Query) -> bool {
+        let m = &self.min[node * self.width..(node + 1) * self.width];
+        m.iter().enumerate().all(|(k, &u)| !q.over(k, u))
+    }
+
+    /// Whether some occupied slot under `node` does not fit `q` (exact).
+    #[inline]
+    fn has_blocked(&self, node: usize, q: &Query) -> bool {
+        let m = &self.max[node * self.width..(node + 1) * self.width];
+        m.iter().enumerate().any(|(k, &u)| q.over(k, u))
+    }
+
+    /// Resources beyond the stored width hold nothing, so they decide alike for every segment.
+    fn rest_fits(&self, q: &Query) -> bool {
+        (self.width..MAX_RESOURCES).all(|k| !q.over(k, 0.0))
+    }
+
+    /// First logical segment at or after `from` where `q` fits.
+    pub fn first_fit(&self, from: usize, q: &Query) -> Option<usize> {
+        if from >= self.len || !self.rest_fits(q) {
+            return None;
+        }
+        self.rightward(self.base + from, |n| self.may_fit(n, q)).map(|p| p - self.base)
+    }
+
+    /// First logical segment at or after `from` where `q` does not fit.
+    pub fn first_blocked(&self, from: usize, q: &Query) -> Option<usize> {
+        if from >= self.len {
+            return None;
+        }
+        if !self.rest_fits(q) {
+            return Some(from);
+        }
+        self.rightward(self.base + from, |n| self.has_blocked(n, q)).map(|p| p - self.base)
+    }
+
+    /// Last logical segment at or before `upto` where `q` fits.
+    pub fn last_fit(&self, upto: usize, q: &Query) -> Option<usize> {
+        if upto >= self.len || !self.rest_fits(q) {
+            return None;
+        }
+        self.leftward(self.base + upto, |n| self.may_fit(n, q)).map(|p| p - self.base)
+    }
+
+    /// Last logical segment at or before `upto` where `q` does not fit.
+    pub fn last_blocked(&self, upto: usize, q: &Query) -> Option<usize> {
+        if upto >= self.len {
+            return None;
+        }
+        if !self.rest_fits(q) {
+            return Some(upto);
+        }
+        self.leftward(self.base + upto, |n| self.has_blocked(n, q)).map(|p| p - self.base)
+    }
+
+    /// The first occupied slot at or after slot `p` whose leaf passes `pass`, where `pass` on a
+    /// node is true whenever some leaf under it passes (it may also be true when none does).
+    ///
+    /// A depth-first search in slot order that starts at the leaf and climbs only as far as it
+    /// must: a match a few slots away costs a few steps, one far away about two tree heights.
+    /// Empty slots never pass (their bounds are infinite the wrong way).
+    fn rightward(&self, p: usize, pass: impl Fn(usize) -> bool) -> Option<usize> {
+        let mut node = p + self.cap;
+        loop {
+            if pass(node) {
+                if node >= self.cap {
+                    return Some(node - self.cap);
+                }
+                node *= 2;
+                continue;
+            }
+            // The next subtree to the right: climb while this is a right child.
+            while node & 1 == 1 {
+                if node == 1 {
+                    return None;
+                }
+                node >>= 1;
+            }
+            node += 1;
+        }
+    }
+
+    /// The mirror of [`Segments::rightward`]: the last passing slot at or before `p`.
+    fn leftward(&self, p: usize, pass: impl Fn(usize) -> bool) -> Option<usize> {
+        let mut node = p + self.cap;
+        loop {
+            if pass(node) {
+                if node >= self.cap {
+                    return Some(node - self.cap);
+                }
+                node = 2 * node + 1;
+                continue;
+            }
+            // The next subtree to the left: climb while this is a left child.
+            while node & 1 == 0 {
+                node >>= 1;
+            }
+            if node == 1 {
+                return None;
+            }
+            node -= 1;
+        }
+    }
+}
