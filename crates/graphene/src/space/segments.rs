@@ -96,16 +96,17 @@ impl Segments {
     /// Inserts a segment starting at `t` as logical segment `i`, carrying the usage of the
     /// segment before it (zero for the first).
     pub fn insert(&mut self, i: usize, t: f64) {
-        if self.len == self.cap {
+        // Shift the shorter side; when it has no free slot, recentre (or double) first, so that
+        // an insert never shifts more than half the segments and, amortized, O(1) of them.
+        let left = i < self.len - i;
+        if (left && self.base == 0) || (!left && self.base + self.len == self.cap) {
             self.regrow(self.width);
         }
         let w = self.width;
-        let room_left = self.base > 0;
-        let room_right = self.base + self.len < self.cap;
         let p;
         let changed;
         let c = self.cap;
-        if room_left && (i < self.len - i || !room_right) {
+        if left {
             let b = self.base;
             self.times.copy_within(b..b + i, b - 1);
             self.min.copy_within((c + b) * w..(c + b + i) * w, (c + b - 1) * w);
@@ -154,10 +155,11 @@ impl Segments {
         self.pull_range(self.base + a, self.base + b - 1);
     }
 
-    /// Reallocates with room for more segments (and `width` resources), recentred so that both
-    /// ends have free slots, and rebuilds the tree.
+    /// Reallocates (or recentres in place) with free slots at both ends and room for `width`
+    /// resources, and rebuilds the tree.
     fn regrow(&mut self, width: usize) {
-        let cap = if self.len < self.cap { self.cap } else { (self.cap * 2).max(8) };
+        // Double when over half full, so that recentring leaves a quarter free on each side.
+        let cap = if 2 * self.len < self.cap { self.cap } else { (self.cap * 2).max(8) };
         let base = (cap - self.len) / 2;
         let mut times = vec![0.0; cap];
         let mut min = vec![f64::INFINITY; 2 * cap * width];
