@@ -192,6 +192,7 @@ fn search_opts(o: &Opts) -> PyResult<SearchOptions> {
         pairing: o.take("pairing")?.unwrap_or(d.pairing),
         compact: o.take("compact")?.unwrap_or(d.compact),
         search_work: o.take("search_work")?.unwrap_or(d.search_work),
+        recurse: o.take("recurse")?.unwrap_or(d.recurse),
         threads: o.take("threads")?,
         improve: o.take("improve")?.unwrap_or(d.improve),
         improve_seed: o.take("improve_seed")?.unwrap_or(0),

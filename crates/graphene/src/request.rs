@@ -208,6 +208,8 @@ pub struct SearchOptions {
     pub compact: bool,
     /// `--search-work`: tasks the constructor may place over its candidate plans.
     pub search_work: u64,
+    /// `--recurse`: place a large troublesome set by the construction itself.
+    pub recurse: bool,
     pub threads: Option<usize>,
     /// `--improve N`: task placements for the improver after the constructor (0: off).
     pub improve: u64,
@@ -231,6 +233,7 @@ impl Default for SearchOptions {
             pairing: crate::offline::DEFAULT_PAIRING,
             compact: crate::offline::DEFAULT_COMPACT,
             search_work: crate::offline::DEFAULT_SEARCH_WORK,
+            recurse: crate::offline::DEFAULT_RECURSE,
             threads: None,
             improve: crate::offline::DEFAULT_IMPROVE_BUDGET,
             improve_seed: 0,
@@ -267,6 +270,7 @@ impl SearchOptions {
             pairing: self.pairing,
             compact: self.compact,
             search_work: self.search_work,
+            recurse: self.recurse,
             improve_budget: self.improve,
             improve_seed: self.improve_seed,
             exact: self.exact.then_some(self.exact_nodes),

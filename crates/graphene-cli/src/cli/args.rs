@@ -193,6 +193,11 @@ pub struct SearchArgs {
     /// 10,000 tasks and narrows it above. search.parts[].skipped_by_budget says what it left out.
     #[arg(long, value_name = "N|all", default_value = "200000", value_parser = parse_search_work)]
     pub search_work: u64,
+    /// graphene: place a large troublesome set (6 tasks or more) by the construction itself, one
+    /// level deep: its longest tasks first as an inner T, then the rest of T in a dead-end-free
+    /// order (the paper's future work); the plain placement is kept when it is as compact.
+    #[arg(long, value_name = "on|off", default_value = on_off(graphene::offline::DEFAULT_RECURSE), value_parser = parse_on_off, action = clap::ArgAction::Set)]
+    pub recurse: bool,
     /// Worker threads for the candidate search [default: all cores].
     #[arg(long, value_name = "K")]
     pub threads: Option<usize>,
@@ -259,6 +264,7 @@ impl SearchArgs {
             pairing: self.pairing,
             compact: self.compact,
             search_work: self.search_work,
+            recurse: self.recurse,
             threads: self.threads,
             improve: self.improve,
             improve_seed: self.improve_seed,

@@ -128,3 +128,33 @@ fn the_search_work_budget_narrows_the_candidates_and_says_so() {
     assert_eq!(r.code, Some(2), "{}", r.stderr);
     assert!(r.stderr.contains("neither a number of task placements nor all"), "{}", r.stderr);
 }
+
+/// `--recurse on` (issue 15, item 4): on `gate-08` (two machines) placing the troublesome set
+/// by the construction itself (an inner T' of 9 tasks: T's longest and what lies between them)
+/// gives 38 where the plain placement gives 39; the part report gives T's size, both schedules
+/// validate, and off is the default.
+#[test]
+fn recursion_inside_the_troublesome_set_shortens_a_gate_instance() {
+    let dag = repo("tests/data/small-dags/gate-08.json");
+    let build = |extra: &[&str]| build_small_json(&dag, 2, extra);
+    let plain = build(&["--improve", "0"]);
+    assert_eq!(build(&["--improve", "0", "--recurse", "off"]), plain);
+    assert!(plain["search"]["parts"][0].get("inner_trouble").is_none());
+    let rec = build(&["--improve", "0", "--recurse", "on"]);
+    assert_eq!((plain["makespan"].as_f64(), rec["makespan"].as_f64()), (Some(39.0), Some(38.0)));
+    assert_eq!(rec["search"]["parts"][0]["inner_trouble"], 9);
+    let dir = crate::util::tempdir();
+    for (name, s) in [("plain", &plain), ("rec", &rec)] {
+        let file = crate::util::write(dir.path(), &format!("{name}.json"), &s.to_string());
+        run(&[
+            "validate".as_ref(),
+            dag.as_os_str(),
+            file.as_os_str(),
+            "--machines".as_ref(),
+            "2".as_ref(),
+            "--capacity".as_ref(),
+            "cpu=10,mem=10".as_ref(),
+        ])
+        .ok();
+    }
+}

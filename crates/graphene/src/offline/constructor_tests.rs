@@ -163,7 +163,9 @@ fn each_option_never_lengthens_the_constructor_and_is_deterministic() {
             OfflineConfig { pairing: true, ..paper() },
             OfflineConfig { keys: vec![PlacementKey::Longest, PlacementKey::Mixed], ..paper() },
             OfflineConfig { compact: true, ..paper() },
+            OfflineConfig { recurse: true, ..paper() },
             all.clone(),
+            OfflineConfig { recurse: true, ..all.clone() },
         ] {
             let m = makespan(&d, &c, &cfg);
             assert!(m <= base + 1e-9, "{file}: {m} > paper {base} with {cfg:?}");

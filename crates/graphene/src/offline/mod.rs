@@ -57,6 +57,9 @@ pub struct OfflineConfig {
     /// count times the part's tasks stays within this, and never fewer than the empty set under
     /// every key. `u64::MAX`: every candidate, the paper's exhaustive search.
     pub search_work: u64,
+    /// Place a large troublesome set by the construction itself, one level deep (the paper's
+    /// future work; see `orders::inner_bases`). Off: T by the placement key alone.
+    pub recurse: bool,
     /// When the search must stop (the service's --timeout, build-schedule --time-limit).
     pub deadline: crate::Deadline,
     /// Task placements the improver may spend after the constructor (0: none).
@@ -78,6 +81,7 @@ impl Default for OfflineConfig {
             pairing: DEFAULT_PAIRING,
             compact: DEFAULT_COMPACT,
             search_work: DEFAULT_SEARCH_WORK,
+            recurse: DEFAULT_RECURSE,
             deadline: crate::Deadline::none(),
             improve_budget: DEFAULT_IMPROVE_BUDGET,
             improve_seed: 0,
@@ -92,6 +96,10 @@ pub const DEFAULT_KEYS: &[PlacementKey] = &[PlacementKey::Longest, PlacementKey:
 pub const DEFAULT_PAIRING: bool = false;
 /// `--compact` by default.
 pub const DEFAULT_COMPACT: bool = false;
+
+/// Recursion inside T is off by default: measured in BENCHMARKS.md ("Recursion on the
+/// troublesome set").
+pub const DEFAULT_RECURSE: bool = false;
 
 /// The constructor's default work budget ([`OfflineConfig::search_work`]): 200,000 task
 /// placements. Why: every candidate plan places the whole part (twice, forward and backward,

@@ -42,6 +42,10 @@ pub struct PartReport {
     /// (`--search-work`); absent when none was.
     #[serde(skip_serializing_if = "is_zero")]
     pub skipped_by_budget: usize,
+    /// With `--recurse on`: the size of T's own troublesome set when placing T by the
+    /// construction won; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inner_trouble: Option<usize>,
     /// Stages with at least one troublesome task, by name.
     pub trouble_stages: Vec<String>,
     /// The chosen troublesome set, by task id in the whole DAG. Kept out of the JSON part
@@ -68,6 +72,7 @@ pub fn search_part(dag: &Dag, caps: &[ResVec], cfg: &OfflineConfig) -> (Schedule
         subset_sizes: [0, dag.len(), 0, 0],
         stopped_early: false,
         skipped_by_budget: 0,
+        inner_trouble: None,
         trouble_stages: Vec::new(),
         troublesome: Vec::new(),
     };
@@ -115,7 +120,8 @@ pub fn search_part(dag: &Dag, caps: &[ResVec], cfg: &OfflineConfig) -> (Schedule
     let results: Vec<_> = jobs
         .par_iter()
         .map(|&(c, k)| {
-            (c == 0 || !cfg.deadline.expired()).then(|| place_split(dag, caps, &cands[c].split, &keys[k], cfg.compact))
+            (c == 0 || !cfg.deadline.expired())
+                .then(|| place_split(dag, caps, &cands[c].split, &keys[k], cfg.compact, cfg.recurse))
         })
         .collect();
     report.stopped_early = stopped || results.iter().any(Option::is_none);
@@ -139,6 +145,7 @@ pub fn search_part(dag: &Dag, caps: &[ResVec], cfg: &OfflineConfig) -> (Schedule
     report.frag_threshold = c.frag;
     report.pairing = c.pairing.map(|r| dag.resources.get(r).cloned().unwrap_or_else(|| "any".into()));
     report.order = Some(best.order);
+    report.inner_trouble = best.inner_trouble;
     report.trouble_direction = (!c.split.t.is_empty()).then(|| best.t_direction.as_str());
     report.subset_sizes = [c.split.t.len(), c.split.s.len(), c.split.p.len(), c.split.c.len()];
     let mut stages: Vec<u32> = c.split.t.iter().map(|&t| dag.tasks[t as usize].stage).collect();
