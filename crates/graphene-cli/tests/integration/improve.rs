@@ -9,6 +9,24 @@ fn build(extra: &[&str]) -> serde_json::Value {
     build_small_json(&repo("tests/data/small-dags/hidden-01.json"), 2, extra)
 }
 
+/// Every schedule passes `graphene validate` on two machines of cpu=10,mem=10.
+fn validate_all(dag: &std::path::Path, schedules: &[&serde_json::Value]) {
+    let dir = crate::util::tempdir();
+    for (i, s) in schedules.iter().enumerate() {
+        let file = crate::util::write(dir.path(), &format!("{i}.json"), &s.to_string());
+        run(&[
+            "validate".as_ref(),
+            dag.as_os_str(),
+            file.as_os_str(),
+            "--machines".as_ref(),
+            "2".as_ref(),
+            "--capacity".as_ref(),
+            "cpu=10,mem=10".as_ref(),
+        ])
+        .ok();
+    }
+}
+
 #[test]
 fn the_improver_reaches_the_proven_optimum_on_a_hidden_long_task_instance() {
     let optima: serde_json::Value =
@@ -65,23 +83,9 @@ fn pairing_sets_reach_the_optimum_from_the_command_line() {
     let all =
         build(&["--improve", "0", "--pairing", "on", "--compact", "on", "--placement", "longest,path-length,mixed"]);
     assert!(all["makespan"].as_f64().unwrap() <= 37.0);
-    let dir = crate::util::tempdir();
-    for (name, s) in [("paper", &paper), ("paired", &paired), ("all", &all)] {
-        let file = crate::util::write(dir.path(), &format!("{name}.json"), &s.to_string());
-        let dag = repo("tests/data/small-dags/hidden-01.json");
-        run(&[
-            "validate".as_ref(),
-            dag.as_os_str(),
-            file.as_os_str(),
-            "--machines".as_ref(),
-            "2".as_ref(),
-            "--capacity".as_ref(),
-            "cpu=10,mem=10".as_ref(),
-        ])
-        .ok();
-    }
+    let dag = repo("tests/data/small-dags/hidden-01.json");
+    validate_all(&dag, &[&paper, &paired, &all]);
     for bad in [["--pairing", "maybe"], ["--compact", "1"], ["--placement", "shortest"]] {
-        let dag = repo("tests/data/small-dags/hidden-01.json");
         let r = run(&["build-schedule".as_ref(), dag.as_os_str(), "-q".as_ref(), bad[0].as_ref(), bad[1].as_ref()]);
         crate::util::assert_no_panic(&r);
         assert_eq!(r.code, Some(2), "{bad:?}: {}", r.stderr);
@@ -108,20 +112,7 @@ fn the_search_work_budget_narrows_the_candidates_and_says_so() {
     assert!(explored > 1);
     assert_eq!(part["skipped_by_budget"].as_u64(), Some((explored - 1) * 2));
     assert_eq!((narrow["makespan"].as_f64(), all["makespan"].as_f64()), (Some(94.0), Some(86.0)));
-    let dir = crate::util::tempdir();
-    for (name, s) in [("all", &all), ("narrow", &narrow)] {
-        let file = crate::util::write(dir.path(), &format!("{name}.json"), &s.to_string());
-        run(&[
-            "validate".as_ref(),
-            dag.as_os_str(),
-            file.as_os_str(),
-            "--machines".as_ref(),
-            "2".as_ref(),
-            "--capacity".as_ref(),
-            "cpu=10,mem=10".as_ref(),
-        ])
-        .ok();
-    }
+    validate_all(&dag, &[&all, &narrow]);
     let r =
         run(&["build-schedule".as_ref(), dag.as_os_str(), "-q".as_ref(), "--search-work".as_ref(), "lots".as_ref()]);
     crate::util::assert_no_panic(&r);
@@ -143,18 +134,5 @@ fn recursion_inside_the_troublesome_set_shortens_a_gate_instance() {
     let rec = build(&["--improve", "0", "--recurse", "on"]);
     assert_eq!((plain["makespan"].as_f64(), rec["makespan"].as_f64()), (Some(39.0), Some(38.0)));
     assert_eq!(rec["search"]["parts"][0]["inner_trouble"], 9);
-    let dir = crate::util::tempdir();
-    for (name, s) in [("plain", &plain), ("rec", &rec)] {
-        let file = crate::util::write(dir.path(), &format!("{name}.json"), &s.to_string());
-        run(&[
-            "validate".as_ref(),
-            dag.as_os_str(),
-            file.as_os_str(),
-            "--machines".as_ref(),
-            "2".as_ref(),
-            "--capacity".as_ref(),
-            "cpu=10,mem=10".as_ref(),
-        ])
-        .ok();
-    }
+    validate_all(&dag, &[&plain, &rec]);
 }

@@ -88,19 +88,18 @@ pub fn place_split<'a>(
         }
         best
     };
+    let inner = if recurse { inner_bases(dag, &empty, split, keys) } else { Vec::new() };
     let (base, t_direction) = if split.t.is_empty() {
-        (empty.clone(), F)
+        (empty, F)
     } else {
-        better((placed(empty.clone(), &split.t, mt, F, keys), F), (placed(empty.clone(), &split.t, mt, B, keys), B))
+        better((placed(empty.clone(), &split.t, mt, F, keys), F), (placed(empty, &split.t, mt, B, keys), B))
     };
     let (mut plan, mut order) = rest(base);
     let mut inner_trouble = None;
-    if recurse {
-        for (inner, t_dir, size) in inner_bases(dag, &empty, split, keys) {
-            let (p, o) = rest(inner);
-            if p.makespan() < plan.makespan() {
-                (plan, order, inner_trouble) = (p, o, Some((size, t_dir)));
-            }
+    for (inner, t_dir, size) in inner {
+        let (p, o) = rest(inner);
+        if p.makespan() < plan.makespan() {
+            (plan, order, inner_trouble) = (p, o, Some((size, t_dir)));
         }
     }
     let t_direction = inner_trouble.map_or(t_direction, |(_, d)| d);
