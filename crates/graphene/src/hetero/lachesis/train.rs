@@ -321,3 +321,117 @@ pub fn train(
     };
     Ok(Trained { best, best_at, last: model, stats })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{DagBuilder, EdgeKind, ResVec, StageSpec, TaskSpec};
+    use crate::validate::validate_schedule_on;
+
+    /// A job of `stages` stages in layers of two, each with 1-4 tasks of work 1-10 (seeded),
+    /// every stage fed by one or two stages of the layer above.
+    fn job(name: &str, stages: usize, seed: u64) -> Dag {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut b = DagBuilder::new(name, vec!["cpu".into()]);
+        for s in 0..stages {
+            let mut parents = Vec::new();
+            if s >= 2 {
+                let layer = s / 2 - 1;
+                for p in [2 * layer, 2 * layer + 1] {
+                    if p < s && (parents.is_empty() || rng.gen_bool(0.5)) {
+                        parents.push((format!("s{p}"), EdgeKind::AllToAll));
+                    }
+                }
+            }
+            let tasks = (0..rng.gen_range(1..=4))
+                .map(|_| TaskSpec { duration: rng.gen_range(1.0..10.0), demand: ResVec::ZERO })
+                .collect();
+            b.stage(StageSpec { name: format!("s{s}"), group: None, tasks, parents });
+        }
+        b.build().unwrap()
+    }
+
+    /// Twelve small jobs on six executors of LACHESIS speeds, transfers at ccr 1.
+    fn setting() -> (Vec<Dag>, ClusterSpec, Network) {
+        let dags: Vec<Dag> = (0..12).map(|i| job(&format!("job{i}"), 3 + i % 5, 100 + i as u64)).collect();
+        let spec = executors(&batch::lachesis_speeds(6, 1), 1.0);
+        let net = spec.network();
+        (dags, spec, net)
+    }
+
+    fn tiny(seed: u64, iterations: usize) -> TrainConfig {
+        TrainConfig { iterations, rollouts: 8, seed, lr: 1e-2, entropy: 0.0, jobs_min: 4, jobs_max: 6, ccr: vec![1.0] }
+    }
+
+    #[test]
+    fn training_is_deterministic_for_a_seed() {
+        let (dags, spec, net) = setting();
+        let cfg = tiny(5, 6);
+        let init = Model::init(9);
+        let eval = [Batch::new(draw_batch(&dags, 5, 1.0, 77).unwrap(), &spec, &net).unwrap()];
+        let run = || train(&dags, &spec, &net, &cfg, &init, None, &eval, 3, &mut |_| {}).unwrap();
+        let (a, b) = (run(), run());
+        assert_eq!(a.last.to_json(), b.last.to_json());
+        assert_eq!(a.best.to_json(), b.best.to_json());
+        assert_ne!(a.last.params, init.params, "the weights moved");
+        let other = train(&dags, &spec, &net, &tiny(6, 6), &init, None, &eval, 3, &mut |_| {}).unwrap();
+        assert_ne!(other.last.params, a.last.params, "another seed, other batches, other weights");
+    }
+
+    /// On one fixed batch, 30 iterations lower both the sampling policy's mean makespan (what
+    /// the policy-gradient loss is the gradient of) and the greedy policy's makespan.
+    #[test]
+    fn a_tiny_training_run_improves_the_policy_on_a_fixed_batch() {
+        let (dags, spec, net) = setting();
+        let fixed = Batch::new(draw_batch(&dags, 6, 1.0, 3).unwrap(), &spec, &net).unwrap();
+        let init = Model::init(1);
+        let before = run_episode(&fixed.dag, &fixed.inst, &init.params, Mode::Greedy).makespan;
+        let t = train(&dags, &spec, &net, &tiny(2, 30), &init, Some(&fixed), &[], 0, &mut |_| {}).unwrap();
+        let after = run_episode(&fixed.dag, &fixed.inst, &t.last.params, Mode::Greedy).makespan;
+        let sampled: Vec<f64> = t.stats.iter().map(|s| s.sample_makespan).collect();
+        let first = sampled[..5].iter().sum::<f64>() / 5.0;
+        let last = sampled[sampled.len() - 5..].iter().sum::<f64>() / 5.0;
+        let ent_first = t.stats[..5].iter().map(|s| s.entropy).sum::<f64>() / 5.0;
+        let ent_last = t.stats[t.stats.len() - 5..].iter().map(|s| s.entropy).sum::<f64>() / 5.0;
+        eprintln!(
+            "greedy {before:.3} -> {after:.3}, sampled {first:.3} -> {last:.3}, entropy {ent_first:.3} -> {ent_last:.3}, rankup-deft {:.3}",
+            fixed.rankup
+        );
+        assert!(after < before, "greedy makespan {before} -> {after}");
+        assert!(last < first, "mean sampled makespan {first} -> {last}");
+        assert!(ent_last < ent_first, "the policy grows more certain: entropy {ent_first} -> {ent_last}");
+    }
+
+    #[test]
+    fn lachesis_schedules_pass_the_validator_and_the_bundled_model_loads() {
+        let (dags, spec, net) = setting();
+        let bundled = Model::bundled().unwrap();
+        for (jobs, ccr, seed) in [(1, 0.0, 1), (4, 1.0, 2), (12, 5.0, 3)] {
+            let dag = draw_batch(&dags, jobs, ccr, seed).unwrap();
+            let cluster = spec.resolve(&dag.resources).unwrap();
+            for m in [bundled, &Model::init(seed)] {
+                let s = super::super::super::run_with(super::super::super::HeteroAlgo::Lachesis, &dag, &cluster, &net, Some(m));
+                assert_eq!(s.schedule.placements.len(), dag.len());
+                let v = validate_schedule_on(&dag, &cluster, &net, &s.schedule, &s.copies);
+                assert!(v.is_empty(), "{jobs} jobs ccr {ccr}: {:?}", &v[..v.len().min(3)]);
+            }
+        }
+    }
+
+    #[test]
+    fn bad_settings_are_refused_with_the_reason() {
+        let (dags, spec, net) = setting();
+        let init = Model::init(1);
+        let mut cfg = tiny(1, 1);
+        cfg.rollouts = 1;
+        let err = train(&dags, &spec, &net, &cfg, &init, None, &[], 0, &mut |_| {}).unwrap_err().to_string();
+        assert!(err.contains("rollouts"), "{err}");
+        let mut cfg = tiny(1, 1);
+        cfg.jobs_min = 0;
+        assert!(train(&dags, &spec, &net, &cfg, &init, None, &[], 0, &mut |_| {}).is_err());
+        let mut cfg = tiny(1, 1);
+        cfg.ccr = vec![f64::NAN];
+        assert!(train(&dags, &spec, &net, &cfg, &init, None, &[], 0, &mut |_| {}).is_err());
+        assert!(draw_batch(&[], 3, 1.0, 1).is_err());
+    }
+}
