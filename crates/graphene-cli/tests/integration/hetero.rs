@@ -218,7 +218,7 @@ fn compare_on_reference_files_prints_speedup_and_slr_for_graphene_and_the_list_s
     let out = run(&["compare", &ref_file("h20-s2"), "--json"]).ok().json();
     let rows = out["rows"].as_array().unwrap();
     let names: Vec<&str> = rows.iter().map(|r| r["scheduler"].as_str().unwrap()).collect();
-    assert_eq!(names, ["graphene", "heft", "cpop", "fifo-deft", "sjf-deft", "hrrn-deft", "rankup-deft"]);
+    assert_eq!(names, ["graphene", "heft", "cpop", "fifo-deft", "sjf-deft", "hrrn-deft", "rankup-deft", "lachesis"]);
     let heft = rows.iter().find(|r| r["scheduler"] == "heft").unwrap();
     assert!((heft["makespan"].as_f64().unwrap() - 27.319929).abs() < 1e-6 * 27.32);
     for r in rows {

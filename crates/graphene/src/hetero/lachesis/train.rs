@@ -379,7 +379,9 @@ mod tests {
     }
 
     /// On one fixed batch, 30 iterations lower both the sampling policy's mean makespan (what
-    /// the policy-gradient loss is the gradient of) and the greedy policy's makespan.
+    /// the policy-gradient loss is the gradient of) and the greedy policy's makespan. Measured:
+    /// greedy 52.52 -> 30.35 (RankUp-DEFT: 30.08), mean sampled makespan over the first and last
+    /// five iterations 41.32 -> 33.36, mean entropy per decision 2.00 -> 1.67.
     #[test]
     fn a_tiny_training_run_improves_the_policy_on_a_fixed_batch() {
         let (dags, spec, net) = setting();
@@ -397,8 +399,8 @@ mod tests {
             "greedy {before:.3} -> {after:.3}, sampled {first:.3} -> {last:.3}, entropy {ent_first:.3} -> {ent_last:.3}, rankup-deft {:.3}",
             fixed.rankup
         );
-        assert!(after < before, "greedy makespan {before} -> {after}");
-        assert!(last < first, "mean sampled makespan {first} -> {last}");
+        assert!(after < 0.7 * before, "greedy makespan {before} -> {after}");
+        assert!(last < 0.9 * first, "mean sampled makespan {first} -> {last}");
         assert!(ent_last < ent_first, "the policy grows more certain: entropy {ent_first} -> {ent_last}");
     }
 
