@@ -121,7 +121,11 @@ fn batch_mode(args: &[String]) {
                 sums[i].3 += secs;
             }
             // Per workload: every makespan, and LACHESIS against the best heuristic.
-            let mut line = format!("# w jobs {n} tasks {}", dag.len());
+            // A lower bound on any schedule: all work spread over the total speed, or the longest
+            // path at the fastest speed without transfers.
+            let top = speeds.iter().copied().fold(0.0, f64::max);
+            let lb = (bases.sequential * top / speeds.iter().sum::<f64>()).max(bases.critical_path);
+            let mut line = format!("# w jobs {n} tasks {} lb={lb:.3}", dag.len());
             for (s, m) in schedulers.iter().zip(&row) {
                 line += &format!(" {}={m:.3}", s.name());
             }
@@ -134,7 +138,10 @@ fn batch_mode(args: &[String]) {
                     .fold(f64::INFINITY, f64::min);
                 let gap = 100.0 * (row[l] - best) / best;
                 gaps.push(gap);
-                line += &format!(" lachesis_vs_best_heuristic={gap:+.2}%");
+                line += &format!(
+                    " lachesis_vs_best_heuristic={gap:+.2}% best_heuristic_vs_lb={:+.2}%",
+                    100.0 * (best - lb) / lb
+                );
             }
             println!("{line}");
         }

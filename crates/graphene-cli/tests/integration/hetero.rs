@@ -364,9 +364,30 @@ fn train_lachesis_is_deterministic_and_records_its_setting() {
     let train = |out: &str| {
         let out = dir.path().join(out).display().to_string();
         let args = [
-            "train-lachesis", "--dags", &dags, "--machines", "8", "--jobs-min", "1", "--jobs-max", "2",
-            "--iterations", "3", "--rollouts", "2", "--eval-batches", "1", "--eval-jobs", "1", "--eval-every", "2",
-            "--seed", "4", "--quiet", "--out", &out,
+            "train-lachesis",
+            "--dags",
+            &dags,
+            "--machines",
+            "8",
+            "--jobs-min",
+            "1",
+            "--jobs-max",
+            "2",
+            "--iterations",
+            "3",
+            "--rollouts",
+            "2",
+            "--eval-batches",
+            "1",
+            "--eval-jobs",
+            "1",
+            "--eval-every",
+            "2",
+            "--seed",
+            "4",
+            "--quiet",
+            "--out",
+            &out,
         ];
         run(&args).ok();
         std::fs::read(&out).expect("model written")
@@ -379,9 +400,14 @@ fn train_lachesis_is_deterministic_and_records_its_setting() {
     assert_eq!(m["trained"]["config"]["seed"], 4);
     assert_eq!(m["trained"]["learning_curve"].as_array().map(Vec::len), Some(3));
 
-    let bad = crate::util::write(dir.path(), "bad.json", &String::from_utf8(a).unwrap().replace("graphene-lachesis", "graphene-decima"));
+    let bad = crate::util::write(
+        dir.path(),
+        "bad.json",
+        &String::from_utf8(a).unwrap().replace("graphene-lachesis", "graphene-decima"),
+    );
     let out = dir.path().join("c.json").display().to_string();
-    let r = run(&["train-lachesis", "--dags", &dags, "--iterations", "1", "--init", bad.to_str().unwrap(), "--out", &out]);
+    let r =
+        run(&["train-lachesis", "--dags", &dags, "--iterations", "1", "--init", bad.to_str().unwrap(), "--out", &out]);
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     assert!(r.stderr.contains("format") && r.stderr.contains("bad.json"), "{}", r.stderr);
     let r = run(&["train-lachesis", "--dags", &dags, "--rollouts", "1", "--out", &out]);

@@ -62,7 +62,8 @@ fn pairing_sets_reach_the_optimum_from_the_command_line() {
     let paired = build(&["--improve", "0", "--pairing", "on"]);
     assert_eq!(paired["makespan"], 37.0);
     assert_eq!(paired["search"]["parts"][0]["pairing"], "cpu");
-    let all = build(&["--improve", "0", "--pairing", "on", "--compact", "on", "--placement", "longest,path-length,mixed"]);
+    let all =
+        build(&["--improve", "0", "--pairing", "on", "--compact", "on", "--placement", "longest,path-length,mixed"]);
     assert!(all["makespan"].as_f64().unwrap() <= 37.0);
     let dir = crate::util::tempdir();
     for (name, s) in [("paper", &paper), ("paired", &paired), ("all", &all)] {

@@ -20,7 +20,13 @@ struct File<A> {
 }
 
 /// The file's text (deterministic: same inputs, same bytes), newline-terminated.
-pub fn write<A: Serialize>(format: &str, version: u32, arch: &A, params: &[f64], trained: &serde_json::Value) -> String {
+pub fn write<A: Serialize>(
+    format: &str,
+    version: u32,
+    arch: &A,
+    params: &[f64],
+    trained: &serde_json::Value,
+) -> String {
     #[derive(Serialize)]
     struct Out<'a, A> {
         format: &'a str,

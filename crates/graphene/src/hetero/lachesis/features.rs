@@ -135,7 +135,10 @@ impl Graph {
             .iter()
             .enumerate()
             .map(|(s, st)| {
-                st.children.iter().map(|e| (e.stage, inst.mean_transfer(dag.edge_data(s as u32, e.stage)) / cp)).collect()
+                st.children
+                    .iter()
+                    .map(|e| (e.stage, inst.mean_transfer(dag.edge_data(s as u32, e.stage)) / cp))
+                    .collect()
             })
             .collect();
         Graph {

@@ -193,7 +193,15 @@ pub fn loss(arch: &Arch, p: &[f64], obs: &Obs, act: usize, adv: f64, beta: f64) 
 }
 
 /// Adds the gradient of [`loss`] to `g`; returns (log pi(act | s), the policy's entropy at s).
-pub fn accumulate_grad(arch: &Arch, p: &[f64], obs: &Obs, act: usize, adv: f64, beta: f64, g: &mut [f64]) -> (f64, f64) {
+pub fn accumulate_grad(
+    arch: &Arch,
+    p: &[f64],
+    obs: &Obs,
+    act: usize,
+    adv: f64,
+    beta: f64,
+    g: &mut [f64],
+) -> (f64, f64) {
     let pass = forward(arch, p, obs);
     let pr = softmax(&pass.q);
     let dq = score_grad(&pr, act, adv, beta);
@@ -284,8 +292,7 @@ mod tests {
         for (act, adv, beta) in [(1, 1.7, 0.1), (2, -0.8, 0.0), (0, 0.5, 0.3)] {
             let mut g = vec![0.0; arch.len];
             accumulate_grad(&arch, &p, &o, act, adv, beta, &mut g);
-            let worst =
-                crate::learn::finite_difference_error(&p, &g, 1e-6, |pp| loss(&arch, pp, &o, act, adv, beta));
+            let worst = crate::learn::finite_difference_error(&p, &g, 1e-6, |pp| loss(&arch, pp, &o, act, adv, beta));
             assert!(worst < 1e-4, "worst relative gradient error {worst}");
             assert!(g.iter().filter(|x| **x != 0.0).count() > arch.len / 2, "most parameters get a gradient");
         }

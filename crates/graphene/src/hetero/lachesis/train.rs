@@ -208,7 +208,11 @@ pub fn train(
     check(cfg)?;
     let arch = Arch::new();
     if init.params.len() != arch.len {
-        return Err(Error::Usage(format!("initial weights have {} parameters, the network {}", init.params.len(), arch.len)));
+        return Err(Error::Usage(format!(
+            "initial weights have {} parameters, the network {}",
+            init.params.len(),
+            arch.len
+        )));
     }
     let mut model = init.clone();
     let mut adam = Adam::new(arch.len);
@@ -412,7 +416,13 @@ mod tests {
             let dag = draw_batch(&dags, jobs, ccr, seed).unwrap();
             let cluster = spec.resolve(&dag.resources).unwrap();
             for m in [bundled, &Model::init(seed)] {
-                let s = super::super::super::run_with(super::super::super::HeteroAlgo::Lachesis, &dag, &cluster, &net, Some(m));
+                let s = super::super::super::run_with(
+                    super::super::super::HeteroAlgo::Lachesis,
+                    &dag,
+                    &cluster,
+                    &net,
+                    Some(m),
+                );
                 assert_eq!(s.schedule.placements.len(), dag.len());
                 let v = validate_schedule_on(&dag, &cluster, &net, &s.schedule, &s.copies);
                 assert!(v.is_empty(), "{jobs} jobs ccr {ccr}: {:?}", &v[..v.len().min(3)]);

@@ -401,9 +401,8 @@ mod tests {
         for (stage, level, adv, beta) in [(1, 3, 1.7, 0.1), (2, 0, -0.8, 0.0)] {
             let mut g = vec![0.0; arch.len];
             accumulate_grad(&arch, &p, &o, stage, level, adv, beta, &mut g);
-            let worst = crate::learn::finite_difference_error(&p, &g, 1e-6, |pp| {
-                loss(&arch, pp, &o, stage, level, adv, beta)
-            });
+            let worst =
+                crate::learn::finite_difference_error(&p, &g, 1e-6, |pp| loss(&arch, pp, &o, stage, level, adv, beta));
             assert!(worst < 1e-4, "worst relative gradient error {worst}");
             assert!(g.iter().filter(|x| **x != 0.0).count() > arch.len / 2, "most parameters get a gradient");
         }

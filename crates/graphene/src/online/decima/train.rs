@@ -34,10 +34,10 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::model::Model;
-use crate::learn::Adam;
 use super::net::{self, Arch};
 use super::policy::{Decima, Step};
 use crate::error::{Error, Result};
+use crate::learn::Adam;
 use crate::model::{Cluster, Dag, Workload};
 use crate::sim::{self, SimConfig, SimResult};
 use crate::trace::{generate, load, ArrivalProcess};
