@@ -1,5 +1,5 @@
-//! LACHESIS (Luo et al., "Learning-based task duplication for DAG scheduling on heterogeneous
-//! executors"): a learned policy chooses which ready work to place next, and DEFT
+//! LACHESIS (Luo et al., "Learning to Optimize DAG Scheduling in Heterogeneous Environment"):
+//! a learned policy chooses which ready work to place next, and DEFT
 //! ([`super::deft`]) places it, duplicating one parent where that finishes earlier.
 //!
 //! * [`features`]: the state, one node per stage with tasks left, with the paper's features.

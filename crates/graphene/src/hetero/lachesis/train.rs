@@ -190,8 +190,8 @@ pub fn iteration_batch(cfg: &TrainConfig, it: usize) -> (usize, f64, u64) {
     (jobs, ccr, mix(cfg.seed, 2 * it as u64 + 1))
 }
 
-/// Trains from `init` on batches drawn from `dags` on the executors `spec` / `net`. `batch_of`
-/// may replace the drawn batches (tests train on one fixed batch); `eval` are the held-out
+/// Trains from `init` on batches drawn from `dags` on the executors `spec` / `net`. `fixed`, when
+/// given, replaces every drawn batch (tests train on one fixed batch); `eval` are the held-out
 /// batches scored every `eval_every` iterations; `progress` sees every iteration.
 #[allow(clippy::too_many_arguments)]
 pub fn train(
