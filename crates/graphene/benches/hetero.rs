@@ -1,6 +1,6 @@
 //! Heterogeneous batch benchmark (LACHESIS section V, batch mode) and the HEFT speed figure.
 //!
-//! `cargo bench --bench hetero -- batch [--jobs 1,2,5] [--workloads K] [--ccr X] [--racks R --rack-bandwidth B] [--seed S]`
+//! `cargo bench --bench hetero -- batch [--jobs 1,2,5] [--workloads K] [--ccr X] [--racks R --rack-bandwidth B] [--seed S] [--no-graphene]`
 //! `cargo bench --bench hetero -- heft-speed [--tasks N] [--machines M]`
 //!
 //! Batch mode: for each job count n, K workloads of n TPC-H queries (query and input size
@@ -8,6 +8,9 @@
 //! drawn from 2.1-3.6 GHz; each executor runs one task at a time (tasks demand cpu = 1 of 1).
 //! Edge data follows `hetero::batch::with_transfer_rule` (ccr x the parent stage's mean work per
 //! task pair, bandwidth 1). Every schedule is checked by the validator before it is counted.
+//! `lachesis` runs with the bundled model; each workload's makespans are printed on a `# w` line
+//! with LACHESIS's gap to the best heuristic (HEFT, CPOP and the DEFT policies) on it, and the
+//! distribution of those gaps at the end. `--no-graphene` leaves out the slow speed-1 search.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -77,7 +80,11 @@ fn batch_mode(args: &[String]) {
         }
     }
     let net = spec.network();
-    let schedulers: Vec<Scheduler> = std::iter::once(Scheduler::Graphene).chain(Scheduler::hetero()).collect();
+    let with_graphene = !args.iter().any(|a| a == "--no-graphene");
+    let schedulers: Vec<Scheduler> =
+        std::iter::once(Scheduler::Graphene).filter(|_| with_graphene).chain(Scheduler::hetero()).collect();
+    let lachesis = schedulers.iter().position(|s| s.name() == "lachesis");
+    let mut gaps: Vec<f64> = Vec::new();
     let cfg = OfflineConfig::default();
     println!(
         "# batch: {machines} executors, speeds {:?}, ccr {ccr}, racks {racks} (bandwidth {rack_bw} inside, 1 between), seed {seed}, {workloads} workloads per job count",
@@ -99,6 +106,7 @@ fn batch_mode(args: &[String]) {
             tasks += dag.len();
             let cluster = spec.resolve(&dag.resources).expect("cluster");
             let bases = Bases::of_dag(&dag, &net);
+            let mut row = Vec::with_capacity(schedulers.len());
             for (i, &s) in schedulers.iter().enumerate() {
                 let started = Instant::now();
                 let b = build_on(s, &dag, &cluster, &net, &cfg, seed);
@@ -106,11 +114,36 @@ fn batch_mode(args: &[String]) {
                 let v = validate_schedule_on(&dag, &cluster, &net, &b.schedule, &b.copies);
                 assert!(v.is_empty(), "{} gave an invalid schedule: {}", s.name(), v[0]);
                 let m = bases.metrics(b.schedule.makespan());
+                row.push(m.makespan);
                 sums[i].0 += m.makespan;
                 sums[i].1 += m.speedup;
                 sums[i].2 += m.slr;
                 sums[i].3 += secs;
             }
+            // Per workload: every makespan, and LACHESIS against the best heuristic.
+            // A lower bound on any schedule: all work spread over the total speed, or the longest
+            // path at the fastest speed without transfers.
+            let top = speeds.iter().copied().fold(0.0, f64::max);
+            let lb = (bases.sequential * top / speeds.iter().sum::<f64>()).max(bases.critical_path);
+            let mut line = format!("# w jobs {n} tasks {} lb={lb:.3}", dag.len());
+            for (s, m) in schedulers.iter().zip(&row) {
+                line += &format!(" {}={m:.3}", s.name());
+            }
+            if let Some(l) = lachesis {
+                let best = schedulers
+                    .iter()
+                    .zip(&row)
+                    .filter(|(s, _)| matches!(s, Scheduler::Hetero(h) if *h != HeteroAlgo::Lachesis))
+                    .map(|(_, &m)| m)
+                    .fold(f64::INFINITY, f64::min);
+                let gap = 100.0 * (row[l] - best) / best;
+                gaps.push(gap);
+                line += &format!(
+                    " lachesis_vs_best_heuristic={gap:+.2}% best_heuristic_vs_lb={:+.2}%",
+                    100.0 * (best - lb) / lb
+                );
+            }
+            println!("{line}");
         }
         let k = workloads as f64;
         print!("{n:>4} {:>7}", tasks / workloads);
@@ -130,6 +163,22 @@ fn batch_mode(args: &[String]) {
             t.2 += v.2 / k;
             t.3 += v.3 / k;
         }
+    }
+    if !gaps.is_empty() {
+        let mut g = gaps.clone();
+        g.sort_by(f64::total_cmp);
+        let q = |f: f64| g[((g.len() - 1) as f64 * f).round() as usize];
+        println!(
+            "\nlachesis vs the best heuristic per workload (%, negative = shorter): min {:+.2} p25 {:+.2} median {:+.2} p75 {:+.2} max {:+.2}; better on {} of {}, mean {:+.2}",
+            q(0.0),
+            q(0.25),
+            q(0.5),
+            q(0.75),
+            q(1.0),
+            g.iter().filter(|&&x| x < -1e-9).count(),
+            g.len(),
+            g.iter().sum::<f64>() / g.len() as f64
+        );
     }
     let c = jobs.len() as f64;
     println!(

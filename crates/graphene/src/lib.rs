@@ -7,6 +7,7 @@
 //! * [`offline`]: Graphene's schedule constructor; [`space`] is its resource-time space.
 //! * [`hetero`]: machines of different speeds with data transfers: HEFT, CPOP, DEFT with task
 //!   duplication and its selection policies, speedup and SLR.
+//! * [`learn`]: the MLPs, Adam and weights files the learned schedulers (Decima, LACHESIS) share.
 //! * [`baselines`]: BFS, CP, Tetris, Random, StripPart and Coffman-Graham list schedulers.
 //! * [`lowerbound`]: critical path, total work and a stage-aware bound.
 //! * [`validate`]: an independent schedule checker.
@@ -33,6 +34,7 @@ pub mod export;
 pub mod fairness;
 pub mod formats;
 pub mod hetero;
+pub mod learn;
 pub mod limits;
 pub mod lowerbound;
 pub mod metrics;

@@ -22,7 +22,8 @@ pub struct Args {
     #[command(flatten)]
     pub search: SearchArgs,
     /// graphene, or a baseline: bfs, cp, tetris, random, strippart, coffman-graham, fifo; on machines
-    /// of different speeds: heft, cpop, fifo-deft, sjf-deft, hrrn-deft, rankup-deft.
+    /// of different speeds: heft, cpop, fifo-deft, sjf-deft, hrrn-deft, rankup-deft, lachesis (the bundled
+    /// model, see `graphene train-lachesis`).
     #[arg(long, default_value = "graphene")]
     pub scheduler: String,
     /// Write the schedule here (atomically) instead of standard output.

@@ -21,6 +21,7 @@ mod replay;
 mod replay_compare;
 mod serve;
 mod train_decima;
+mod train_lachesis;
 mod validate;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -62,6 +63,8 @@ enum Command {
     Serve(serve::Args),
     /// Train the `decima` online policy (REINFORCE on simulated Poisson workloads).
     TrainDecima(train_decima::Args),
+    /// Train LACHESIS's task-selection policy (policy gradient on batches on heterogeneous executors).
+    TrainLachesis(train_lachesis::Args),
     /// Draw SVG charts: a schedule's Gantt chart, a replay's usage over time, JCT-gap CDFs.
     Plot(plot::Args),
 }
@@ -93,6 +96,7 @@ pub fn run() -> i32 {
         Command::Serve(a) => serve::run(a),
         Command::Plot(a) => plot::run(a),
         Command::TrainDecima(a) => train_decima::run(a),
+        Command::TrainLachesis(a) => train_lachesis::run(a),
     };
     match result {
         Ok(code) => code,

@@ -218,7 +218,7 @@ fn compare_on_reference_files_prints_speedup_and_slr_for_graphene_and_the_list_s
     let out = run(&["compare", &ref_file("h20-s2"), "--json"]).ok().json();
     let rows = out["rows"].as_array().unwrap();
     let names: Vec<&str> = rows.iter().map(|r| r["scheduler"].as_str().unwrap()).collect();
-    assert_eq!(names, ["graphene", "heft", "cpop", "fifo-deft", "sjf-deft", "hrrn-deft", "rankup-deft"]);
+    assert_eq!(names, ["graphene", "heft", "cpop", "fifo-deft", "sjf-deft", "hrrn-deft", "rankup-deft", "lachesis"]);
     let heft = rows.iter().find(|r| r["scheduler"] == "heft").unwrap();
     assert!((heft["makespan"].as_f64().unwrap() - 27.319929).abs() < 1e-6 * 27.32);
     for r in rows {
@@ -332,4 +332,85 @@ fn heft_keeps_transfers_inside_the_fast_rack() {
             child_start: 2.0
         }]
     );
+}
+
+/// `--scheduler lachesis` (the bundled model) on a reference instance: `build-schedule` writes a
+/// schedule that `graphene validate` accepts on the instance's network, duplicates included, and
+/// `compare` lists it beside the other list schedulers.
+#[test]
+fn lachesis_schedules_validate_through_the_cli() {
+    let _ = crate::util::shared_or_skip!("reference/hetero");
+    use crate::util::run;
+    let dir = crate::util::tempdir();
+    for name in ["h10-s1", "h100-s5"] {
+        let out = run(&["build-schedule", &ref_file(name), "--scheduler", "lachesis", "-q"]).ok().json();
+        assert_eq!(out["scheduler"], "lachesis");
+        let sched = crate::util::write(dir.path(), &format!("{name}.json"), &serde_json::to_string(&out).unwrap());
+        let v = run(&["validate", &ref_file(name), sched.to_str().unwrap()]).ok();
+        assert!(v.stdout_str().starts_with("valid: "), "{name}: {}", v.stdout_str());
+    }
+    let out = run(&["compare", &ref_file("h50-s4"), "--schedulers", "heft,rankup-deft,lachesis"]).ok().stdout_str();
+    assert!(out.contains("lachesis"), "{out}");
+}
+
+/// `train-lachesis` twice with one seed writes the same bytes; the file records the setting; a
+/// file of another format given as --init is refused naming the field.
+#[test]
+fn train_lachesis_is_deterministic_and_records_its_setting() {
+    let data = crate::util::shared_or_skip!("data/decima-tpch/json");
+    use crate::util::run;
+    let dir = crate::util::tempdir();
+    let dags = data.join("tpch-2g.json").display().to_string();
+    let train = |out: &str| {
+        let out = dir.path().join(out).display().to_string();
+        let args = [
+            "train-lachesis",
+            "--dags",
+            &dags,
+            "--machines",
+            "8",
+            "--jobs-min",
+            "1",
+            "--jobs-max",
+            "2",
+            "--iterations",
+            "3",
+            "--rollouts",
+            "2",
+            "--eval-batches",
+            "1",
+            "--eval-jobs",
+            "1",
+            "--eval-every",
+            "2",
+            "--seed",
+            "4",
+            "--quiet",
+            "--out",
+            &out,
+        ];
+        run(&args).ok();
+        std::fs::read(&out).expect("model written")
+    };
+    let (a, b) = (train("a.json"), train("b.json"));
+    assert_eq!(a, b, "same seed, same bytes");
+    let m: serde_json::Value = serde_json::from_slice(&a).unwrap();
+    assert_eq!(m["format"], "graphene-lachesis");
+    assert_eq!(m["trained"]["setting"]["machines"], 8);
+    assert_eq!(m["trained"]["config"]["seed"], 4);
+    assert_eq!(m["trained"]["learning_curve"].as_array().map(Vec::len), Some(3));
+
+    let bad = crate::util::write(
+        dir.path(),
+        "bad.json",
+        &String::from_utf8(a).unwrap().replace("graphene-lachesis", "graphene-decima"),
+    );
+    let out = dir.path().join("c.json").display().to_string();
+    let r =
+        run(&["train-lachesis", "--dags", &dags, "--iterations", "1", "--init", bad.to_str().unwrap(), "--out", &out]);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(r.stderr.contains("format") && r.stderr.contains("bad.json"), "{}", r.stderr);
+    let r = run(&["train-lachesis", "--dags", &dags, "--rollouts", "1", "--out", &out]);
+    assert_eq!(r.code, Some(1));
+    assert!(r.stderr.contains("rollouts"), "{}", r.stderr);
 }

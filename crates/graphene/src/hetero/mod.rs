@@ -6,6 +6,8 @@
 //!   reference implementation the tests compare against.
 //! * [`deft`]: LACHESIS's executor allocation with one-parent duplication, driven by the
 //!   selection policies of [`select`] (FIFO, SJF, HRRN, highest upward rank).
+//! * [`lachesis`]: LACHESIS itself: a graph neural network trained by policy gradient picks the
+//!   next stage to place, DEFT places its ready tasks (`lachesis`, with the bundled model).
 //! * [`metrics`]: speedup and SLR as LACHESIS defines them.
 //!
 //! TDCA (He et al. 2019) is not implemented: its four phases (cluster initialisation,
@@ -17,6 +19,7 @@ pub mod cpop;
 pub mod deft;
 pub mod heft;
 pub mod instance;
+pub mod lachesis;
 pub mod metrics;
 pub mod plan;
 pub mod rank;
@@ -36,16 +39,19 @@ pub enum HeteroAlgo {
     Heft,
     Cpop,
     Deft(Policy),
+    /// LACHESIS's learned selection with DEFT, using the bundled model.
+    Lachesis,
 }
 
 impl HeteroAlgo {
-    pub const ALL: [HeteroAlgo; 6] = [
+    pub const ALL: [HeteroAlgo; 7] = [
         HeteroAlgo::Heft,
         HeteroAlgo::Cpop,
         HeteroAlgo::Deft(Policy::Fifo),
         HeteroAlgo::Deft(Policy::Sjf),
         HeteroAlgo::Deft(Policy::Hrrn),
         HeteroAlgo::Deft(Policy::RankUp),
+        HeteroAlgo::Lachesis,
     ];
 
     pub fn name(&self) -> &'static str {
@@ -56,6 +62,7 @@ impl HeteroAlgo {
             HeteroAlgo::Deft(Policy::Sjf) => "sjf-deft",
             HeteroAlgo::Deft(Policy::Hrrn) => "hrrn-deft",
             HeteroAlgo::Deft(Policy::RankUp) => "rankup-deft",
+            HeteroAlgo::Lachesis => "lachesis",
         }
     }
 }
@@ -69,15 +76,32 @@ pub struct HeteroSchedule {
 
 /// Runs `algo` on `dag`; every machine of `cluster` runs one task at a time, a task only on
 /// machines its demand fits.
+/// `lachesis` uses the bundled model ([`lachesis::Model::bundled`]); [`run_with`] takes another.
 pub fn run(algo: HeteroAlgo, dag: &Dag, cluster: &Cluster, net: &Network) -> HeteroSchedule {
-    run_instance(algo, &Instance::new(dag, cluster, net))
+    run_with(algo, dag, cluster, net, None)
 }
 
-pub fn run_instance(algo: HeteroAlgo, inst: &Instance) -> HeteroSchedule {
+/// As [`run`], with `model` for `lachesis` (the bundled one when None).
+pub fn run_with(
+    algo: HeteroAlgo,
+    dag: &Dag,
+    cluster: &Cluster,
+    net: &Network,
+    model: Option<&lachesis::Model>,
+) -> HeteroSchedule {
+    let inst = Instance::new(dag, cluster, net);
     let plan = match algo {
-        HeteroAlgo::Heft => heft::heft(inst),
-        HeteroAlgo::Cpop => cpop::cpop(inst),
-        HeteroAlgo::Deft(p) => select::schedule(inst, p),
+        HeteroAlgo::Heft => heft::heft(&inst),
+        HeteroAlgo::Cpop => cpop::cpop(&inst),
+        HeteroAlgo::Deft(p) => select::schedule(&inst, p),
+        HeteroAlgo::Lachesis => match model {
+            Some(m) => lachesis::schedule(dag, &inst, m),
+            None => lachesis::schedule(
+                dag,
+                &inst,
+                lachesis::Model::bundled().expect("the bundled LACHESIS model parses (a unit test checks it)"),
+            ),
+        },
     };
     let (schedule, copies) = plan.finish();
     HeteroSchedule { schedule, copies }

@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use super::features::{F, J};
 use super::net::{Arch, D, H, LEVELS};
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::learn::file;
 
 pub const FORMAT: &str = "graphene-decima";
 pub const VERSION: u32 = 1;
@@ -36,16 +37,6 @@ impl ArchInfo {
     pub fn current() -> ArchInfo {
         ArchInfo { node_features: F, job_features: J, embed: D, hidden: H, levels: LEVELS }
     }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-struct File {
-    format: String,
-    version: u32,
-    arch: ArchInfo,
-    params: Vec<f64>,
-    #[serde(default)]
-    trained: serde_json::Value,
 }
 
 /// Trained (or freshly initialized) weights.
@@ -73,53 +64,22 @@ impl Model {
     }
 
     pub fn parse(text: &str) -> Result<Model> {
-        let f: File = serde_json::from_str(text).map_err(|e| Error::from_json(&e))?;
-        if f.format != FORMAT {
-            return Err(Error::field("format", format!("'{}' is not '{FORMAT}'", f.format)));
-        }
-        if f.version != VERSION {
-            return Err(Error::field(
-                "version",
-                format!("{} is not supported (this build reads {VERSION})", f.version),
-            ));
-        }
-        let want = ArchInfo::current();
-        let pairs = [
-            ("arch.node_features", f.arch.node_features, want.node_features),
-            ("arch.job_features", f.arch.job_features, want.job_features),
-            ("arch.embed", f.arch.embed, want.embed),
-            ("arch.hidden", f.arch.hidden, want.hidden),
-            ("arch.levels", f.arch.levels, want.levels),
-        ];
-        for (field, got, want) in pairs {
-            if got != want {
-                return Err(Error::field(field, format!("{got}, but this build's network has {want}")));
-            }
-        }
-        let len = Arch::new().len;
-        if f.params.len() != len {
-            return Err(Error::field(
-                "params",
-                format!("{} values, but the network has {len} parameters", f.params.len()),
-            ));
-        }
-        if let Some(i) = f.params.iter().position(|x| !x.is_finite()) {
-            return Err(Error::field(format!("params[{i}]"), "not a finite number"));
-        }
-        Ok(Model { params: f.params, trained: f.trained })
+        let (_, params, trained) = file::parse(text, FORMAT, VERSION, |arch: &ArchInfo| {
+            let want = ArchInfo::current();
+            file::check_arch(&[
+                ("arch.node_features", arch.node_features, want.node_features),
+                ("arch.job_features", arch.job_features, want.job_features),
+                ("arch.embed", arch.embed, want.embed),
+                ("arch.hidden", arch.hidden, want.hidden),
+                ("arch.levels", arch.levels, want.levels),
+            ])?;
+            Ok(Arch::new().len)
+        })?;
+        Ok(Model { params, trained })
     }
 
     /// The file's text (deterministic: same weights, same bytes).
     pub fn to_json(&self) -> String {
-        let f = File {
-            format: FORMAT.into(),
-            version: VERSION,
-            arch: ArchInfo::current(),
-            params: self.params.clone(),
-            trained: self.trained.clone(),
-        };
-        let mut s = serde_json::to_string(&f).expect("serializable");
-        s.push('\n');
-        s
+        file::write(FORMAT, VERSION, &ArchInfo::current(), &self.params, &self.trained)
     }
 }

@@ -24,10 +24,9 @@
 //! tanh instead of decima-sim's leaky ReLU: smooth everywhere, so the gradient check never sits
 //! on a kink; with features scaled to about [0, 1] it does not saturate.
 
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-
 use super::features::{Obs, F, J};
+pub use crate::learn::softmax;
+use crate::learn::{score_grad, Mlp};
 
 /// Embedding width.
 pub const D: usize = 8;
@@ -36,106 +35,6 @@ pub const H: usize = 16;
 /// Parallelism-limit levels: level k (0-based) lets a job hold (k + 1) / LEVELS of the cluster;
 /// the last level is no limit at all.
 pub const LEVELS: usize = 20;
-
-/// One MLP's place in the flat parameter vector and its layer widths.
-#[derive(Clone, Debug)]
-pub struct Mlp {
-    off: usize,
-    sizes: Vec<usize>,
-}
-
-impl Mlp {
-    fn new(off: &mut usize, sizes: &[usize]) -> Mlp {
-        let m = Mlp { off: *off, sizes: sizes.to_vec() };
-        *off += m.len();
-        m
-    }
-
-    fn len(&self) -> usize {
-        self.sizes.windows(2).map(|w| w[0] * w[1] + w[1]).sum()
-    }
-
-    fn record_len(&self) -> usize {
-        self.sizes.iter().sum()
-    }
-
-    fn out_dim(&self) -> usize {
-        *self.sizes.last().expect("an MLP has layers")
-    }
-
-    /// Appends the record [input, hidden activations..., output] to `a`; returns where it starts.
-    pub(super) fn forward(&self, p: &[f64], input: &[f64], a: &mut Vec<f64>) -> usize {
-        debug_assert_eq!(input.len(), self.sizes[0]);
-        let start = a.len();
-        a.extend_from_slice(input);
-        let layers = self.sizes.len() - 1;
-        let mut w = self.off;
-        let mut in_off = start;
-        for l in 0..layers {
-            let (ni, no) = (self.sizes[l], self.sizes[l + 1]);
-            let out_off = a.len();
-            a.resize(out_off + no, 0.0);
-            let (head, tail) = a.split_at_mut(out_off);
-            let inp = &head[in_off..in_off + ni];
-            let bias = w + ni * no;
-            for (o, slot) in tail.iter_mut().enumerate() {
-                let row = &p[w + o * ni..w + (o + 1) * ni];
-                let s = p[bias + o] + row.iter().zip(inp).map(|(a, b)| a * b).sum::<f64>();
-                *slot = if l + 1 < layers { s.tanh() } else { s };
-            }
-            w = bias + no;
-            in_off = out_off;
-        }
-        start
-    }
-
-    pub(super) fn output<'a>(&self, a: &'a [f64], start: usize) -> &'a [f64] {
-        let end = start + self.record_len();
-        &a[end - self.out_dim()..end]
-    }
-
-    /// Adds d(out . dout)/d(params) to `g` and d(out . dout)/d(input) to `din`.
-    fn backward(&self, p: &[f64], a: &[f64], start: usize, dout: &[f64], g: &mut [f64], din: &mut [f64]) {
-        let layers = self.sizes.len() - 1;
-        let mut act = Vec::with_capacity(layers + 1);
-        let mut wo = Vec::with_capacity(layers);
-        let (mut at, mut w) = (start, self.off);
-        for l in 0..layers {
-            act.push(at);
-            wo.push(w);
-            at += self.sizes[l];
-            w += self.sizes[l] * self.sizes[l + 1] + self.sizes[l + 1];
-        }
-        let mut delta = dout.to_vec();
-        for l in (0..layers).rev() {
-            let (ni, no) = (self.sizes[l], self.sizes[l + 1]);
-            let inp = &a[act[l]..act[l] + ni];
-            let (w, bias) = (wo[l], wo[l] + ni * no);
-            let mut dinp = vec![0.0; ni];
-            for (o, &d) in delta.iter().enumerate() {
-                if d == 0.0 {
-                    continue;
-                }
-                g[bias + o] += d;
-                let row = w + o * ni;
-                for i in 0..ni {
-                    g[row + i] += d * inp[i];
-                    dinp[i] += p[row + i] * d;
-                }
-            }
-            if l > 0 {
-                for (d, h) in dinp.iter_mut().zip(inp) {
-                    *d *= 1.0 - h * h;
-                }
-            } else {
-                for (x, d) in din.iter_mut().zip(&dinp) {
-                    *x += d;
-                }
-            }
-            delta = dinp;
-        }
-    }
-}
 
 /// Where each of the nine MLPs sits in the parameter vector.
 #[derive(Clone, Debug)]
@@ -180,20 +79,7 @@ impl Arch {
 
     /// Glorot-uniform weights and zero biases, from `seed`.
     pub fn init(&self, seed: u64) -> Vec<f64> {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let mut p = vec![0.0; self.len];
-        for m in self.mlps() {
-            let mut w = m.off;
-            for win in m.sizes.windows(2) {
-                let (ni, no) = (win[0], win[1]);
-                let a = (6.0 / (ni + no) as f64).sqrt();
-                for x in &mut p[w..w + ni * no] {
-                    *x = rng.gen_range(-a..a);
-                }
-                w += ni * no + no;
-            }
-        }
-        p
+        crate::learn::glorot_init(&self.mlps(), self.len, seed)
     }
 }
 
@@ -384,38 +270,13 @@ pub fn score_limits(arch: &Arch, p: &[f64], obs: &Obs, pass: &mut Pass, i: usize
     }
 }
 
-/// Softmax of `s` (max-shifted).
-pub fn softmax(s: &[f64]) -> Vec<f64> {
-    let m = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let ex: Vec<f64> = s.iter().map(|x| (x - m).exp()).collect();
-    let sum: f64 = ex.iter().sum();
-    ex.into_iter().map(|x| x / sum).collect()
-}
-
-/// Gradient of loss = -(adv x log p[a] + beta x entropy(p)) with respect to the scores.
-fn score_grad(p: &[f64], a: usize, adv: f64, beta: f64) -> Vec<f64> {
-    let ent: f64 = -p.iter().filter(|&&x| x > 0.0).map(|x| x * x.ln()).sum::<f64>();
-    p.iter()
-        .enumerate()
-        .map(|(c, &pc)| {
-            let logp = if pc > 0.0 { pc.ln() } else { 0.0 };
-            -adv * (f64::from(c == a) - pc) + beta * pc * (logp + ent)
-        })
-        .collect()
-}
-
 /// Loss of one recorded action (stage candidate `a_stage`, position `a_level` among the allowed
 /// levels) for policy-gradient step: -(adv x log pi(a | s) + beta x (H(stage) + H(limit))).
 pub fn loss(arch: &Arch, p: &[f64], obs: &Obs, a_stage: usize, a_level: usize, adv: f64, beta: f64) -> f64 {
     let mut pass = forward(arch, p, obs);
     let job = obs.job_of[obs.cand[a_stage] as usize] as usize;
     score_limits(arch, p, obs, &mut pass, job);
-    let part = |s: &[f64], a: usize| {
-        let pr = softmax(s);
-        let ent: f64 = -pr.iter().filter(|&&x| x > 0.0).map(|x| x * x.ln()).sum::<f64>();
-        -(adv * pr[a].ln() + beta * ent)
-    };
-    part(&pass.q, a_stage) + part(&pass.w, a_level)
+    crate::learn::score_loss(&pass.q, a_stage, adv, beta) + crate::learn::score_loss(&pass.w, a_level, adv, beta)
 }
 
 /// Adds the gradient of [`loss`] to `g`; returns log pi(a | s).
@@ -540,18 +401,8 @@ mod tests {
         for (stage, level, adv, beta) in [(1, 3, 1.7, 0.1), (2, 0, -0.8, 0.0)] {
             let mut g = vec![0.0; arch.len];
             accumulate_grad(&arch, &p, &o, stage, level, adv, beta, &mut g);
-            let h = 1e-6;
-            let mut worst: f64 = 0.0;
-            for i in 0..arch.len {
-                let mut pp = p.clone();
-                pp[i] += h;
-                let up = loss(&arch, &pp, &o, stage, level, adv, beta);
-                pp[i] -= 2.0 * h;
-                let down = loss(&arch, &pp, &o, stage, level, adv, beta);
-                let num = (up - down) / (2.0 * h);
-                let err = (num - g[i]).abs() / (num.abs() + g[i].abs()).max(1e-3);
-                worst = worst.max(err);
-            }
+            let worst =
+                crate::learn::finite_difference_error(&p, &g, 1e-6, |pp| loss(&arch, pp, &o, stage, level, adv, beta));
             assert!(worst < 1e-4, "worst relative gradient error {worst}");
             assert!(g.iter().filter(|x| **x != 0.0).count() > arch.len / 2, "most parameters get a gradient");
         }

@@ -37,6 +37,7 @@ use super::model::Model;
 use super::net::{self, Arch};
 use super::policy::{Decima, Step};
 use crate::error::{Error, Result};
+use crate::learn::Adam;
 use crate::model::{Cluster, Dag, Workload};
 use crate::sim::{self, SimConfig, SimResult};
 use crate::trace::{generate, load, ArrivalProcess};
@@ -105,14 +106,7 @@ pub fn mean_gap_for_load(dags: &[Dag], cluster: &Cluster, load: f64, sample: usi
     Ok(10.0 * factor)
 }
 
-/// A 64-bit mix of two numbers (SplitMix64's finalizer), for per-iteration and per-rollout
-/// seeds that do not collide for nearby inputs.
-pub fn mix(a: u64, b: u64) -> u64 {
-    let mut z = a ^ b.wrapping_add(0x9E37_79B9_7F4A_7C15).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+pub use crate::learn::mix;
 
 /// The integral of the number of jobs in the system over time, from a replay cut at `end`.
 struct Occupancy {
@@ -156,27 +150,6 @@ impl Occupancy {
     /// Penalty still to come after t: ∫_t^end J.
     fn to_go(&self, t: f64) -> f64 {
         self.at(self.end) - self.at(t.min(self.end))
-    }
-}
-
-struct Adam {
-    m: Vec<f64>,
-    v: Vec<f64>,
-    t: i32,
-}
-
-impl Adam {
-    fn step(&mut self, p: &mut [f64], g: &[f64], lr: f64) {
-        const B1: f64 = 0.9;
-        const B2: f64 = 0.999;
-        const EPS: f64 = 1e-8;
-        self.t += 1;
-        let (c1, c2) = (1.0 - B1.powi(self.t), 1.0 - B2.powi(self.t));
-        for i in 0..p.len() {
-            self.m[i] = B1 * self.m[i] + (1.0 - B1) * g[i];
-            self.v[i] = B2 * self.v[i] + (1.0 - B2) * g[i] * g[i];
-            p[i] -= lr * (self.m[i] / c1) / ((self.v[i] / c2).sqrt() + EPS);
-        }
     }
 }
 
@@ -277,7 +250,7 @@ pub fn train(
     }
     let arch = Arch::new();
     let mut model = init.clone();
-    let mut adam = Adam { m: vec![0.0; arch.len], v: vec![0.0; arch.len], t: 0 };
+    let mut adam = Adam::new(arch.len);
     let sim_cfg = SimConfig { heartbeat: cfg.heartbeat, ..SimConfig::default() };
     let mut stats = Vec::with_capacity(cfg.iterations + 1);
     let mut best = Best { model: None, at: None };

@@ -1,0 +1,179 @@
+//! `graphene train-lachesis`: trains LACHESIS's selection policy on batches of jobs drawn from
+//! DAG files, submitted at once onto heterogeneous executors, and writes its weights file.
+
+use std::path::PathBuf;
+
+use graphene::formats::{self, LoadOptions};
+use graphene::hetero::batch;
+use graphene::hetero::lachesis::train::{self, Batch, TrainConfig};
+use graphene::hetero::lachesis::Model;
+use graphene::learn::mix;
+use graphene::{Error, Result};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// DAG files to draw jobs from (a Decima TPC-H file gives all 22 queries).
+    #[arg(long, required = true, num_args = 1.., value_name = "FILES")]
+    pub dags: Vec<PathBuf>,
+    /// TPC-H: executor count whose measured task durations are used.
+    #[arg(long, value_name = "E", default_value_t = 20)]
+    pub executors: u32,
+    /// Executors of the setting; their speeds are drawn from LACHESIS's 2.1-3.6 GHz table with
+    /// --speed-seed (as `cargo bench --bench hetero -- batch` does with its --seed).
+    #[arg(long, default_value_t = 50)]
+    pub machines: usize,
+    #[arg(long, default_value_t = 1)]
+    pub speed_seed: u64,
+    /// Bandwidth between any two executors.
+    #[arg(long, default_value_t = 1.0)]
+    pub bandwidth: f64,
+    /// Jobs per training batch: uniform in [--jobs-min, --jobs-max].
+    #[arg(long, default_value_t = 1)]
+    pub jobs_min: usize,
+    #[arg(long, default_value_t = 10)]
+    pub jobs_max: usize,
+    /// Communication-to-computation ratios (one drawn per batch; see BENCHMARKS.md's transfer rule).
+    #[arg(long, value_delimiter = ',', default_value = "0.5,5")]
+    pub ccr: Vec<f64>,
+    /// Training iterations (one batch and one Adam step each).
+    #[arg(long, default_value_t = 100)]
+    pub iterations: usize,
+    /// Rollouts per batch (run in parallel; the baseline averages over them).
+    #[arg(long, default_value_t = 8)]
+    pub rollouts: usize,
+    /// Adam's step size.
+    #[arg(long, default_value_t = 3e-3)]
+    pub lr: f64,
+    /// Initial entropy weight (decays linearly to 0).
+    #[arg(long, default_value_t = 0.01)]
+    pub entropy: f64,
+    /// Held-out batches the greedy policy is scored on (mean makespan / RankUp-DEFT's), with
+    /// job counts cycling through --eval-jobs.
+    #[arg(long, default_value_t = 6)]
+    pub eval_batches: usize,
+    #[arg(long, value_delimiter = ',', default_value = "2,5,10")]
+    pub eval_jobs: Vec<usize>,
+    /// Score the held-out batches every N iterations (0: never; then the last weights are kept).
+    #[arg(long, default_value_t = 10)]
+    pub eval_every: usize,
+    /// Seed for every random choice (batches, rollouts, initial weights, held-out batches).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Start from these weights instead of random ones.
+    #[arg(long, value_name = "FILE")]
+    pub init: Option<PathBuf>,
+    /// Weights file to write (atomically).
+    #[arg(long, short, value_name = "FILE")]
+    pub out: PathBuf,
+    /// No learning curve on standard error.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+pub fn run(a: Args) -> Result<i32> {
+    if a.iterations == 0 {
+        return Err(Error::Usage("--iterations must be at least 1".into()));
+    }
+    if a.machines == 0 {
+        return Err(Error::Usage("--machines must be at least 1".into()));
+    }
+    if !(a.bandwidth.is_finite() && a.bandwidth > 0.0) {
+        return Err(Error::Usage(format!("--bandwidth {} must be a finite number > 0", a.bandwidth)));
+    }
+    if a.eval_jobs.contains(&0) {
+        return Err(Error::Usage("--eval-jobs takes job counts of at least 1".into()));
+    }
+    // Tasks run one at a time per executor: no demands, as in the batch benchmark.
+    let opts = LoadOptions { executors: a.executors, demands: Some("none".into()), ..LoadOptions::default() };
+    let mut dags = Vec::new();
+    for p in &a.dags {
+        dags.extend(formats::load_dags(p, &opts)?);
+    }
+    let speeds = batch::lachesis_speeds(a.machines, a.speed_seed);
+    let spec = train::executors(&speeds, a.bandwidth);
+    let net = spec.network();
+    let seed = a.seed;
+    let cfg = TrainConfig {
+        iterations: a.iterations,
+        rollouts: a.rollouts,
+        seed,
+        lr: a.lr,
+        entropy: a.entropy,
+        jobs_min: a.jobs_min,
+        jobs_max: a.jobs_max,
+        ccr: a.ccr.clone(),
+    };
+    // Held-out batches: seeds no training iteration uses (those hash the seed with 2i, 2i + 1
+    // and 2^43 + i).
+    let held_out: Vec<(usize, f64, u64)> = (0..a.eval_batches)
+        .map(|i| {
+            let jobs = if a.eval_jobs.is_empty() { a.jobs_max } else { a.eval_jobs[i % a.eval_jobs.len()] };
+            let ccr = a.ccr.get((i / a.eval_jobs.len().max(1)) % a.ccr.len().max(1)).copied().unwrap_or(0.5);
+            (jobs, ccr, mix(seed, (1 << 41) + i as u64))
+        })
+        .collect();
+    let eval: Vec<Batch> = held_out
+        .iter()
+        .map(|&(jobs, ccr, s)| Batch::new(train::draw_batch(&dags, jobs, ccr, s)?, &spec, &net))
+        .collect::<Result<_>>()?;
+    let init = match &a.init {
+        Some(p) => Model::load(p)?,
+        None => Model::init(mix(seed, 1 << 42)),
+    };
+    let quiet = a.quiet;
+    let started = std::time::Instant::now();
+    let trained = train::train(&dags, &spec, &net, &cfg, &init, None, &eval, a.eval_every, &mut |s| {
+        if quiet {
+            return;
+        }
+        let t = started.elapsed().as_secs_f64();
+        match s.eval_ratio {
+            Some(r) if s.iteration == 0 => eprintln!("iteration     0: held-out greedy / rankup-deft {r:.4} ({t:.0} s)"),
+            Some(r) => eprintln!(
+                "iteration {:>5}: {:>2} jobs ccr {:<3} sampled / rankup-deft {:.4}, entropy {:.3}; held-out greedy / rankup-deft {r:.4} ({t:.0} s)",
+                s.iteration, s.jobs, s.ccr, s.sample_ratio, s.entropy
+            ),
+            None => {}
+        }
+    })?;
+    let curve: Vec<_> = trained
+        .stats
+        .iter()
+        .filter_map(|s| s.eval_ratio.map(|r| serde_json::json!({"iteration": s.iteration, "held_out_ratio": r})))
+        .collect();
+    let dag_names: Vec<String> =
+        a.dags.iter().map(|p| p.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()).collect();
+    let mut model = trained.best;
+    let chosen = trained.best_at.map(|(it, r)| serde_json::json!({"iteration": it, "held_out_ratio": r}));
+    model.trained = serde_json::json!({
+        "setting": {
+            "dags": dag_names,
+            "tpch_executors": a.executors,
+            "machines": a.machines,
+            "speed_seed": a.speed_seed,
+            "speeds": speeds,
+            "bandwidth": a.bandwidth,
+            "transfer_rule": "ccr x parent stage mean work per task pair",
+        },
+        "config": cfg,
+        "held_out": held_out.iter().map(|&(j, c, s)| serde_json::json!({"jobs": j, "ccr": c, "seed": s})).collect::<Vec<_>>(),
+        "learning_curve": curve,
+        "chosen": chosen,
+    });
+    let inputs: Vec<&std::path::Path> = a.dags.iter().map(|p| p.as_path()).collect();
+    graphene::output::write_output(&a.out, model.to_json().as_bytes(), &inputs)?;
+    if !a.quiet {
+        let kept = match trained.best_at {
+            Some((it, r)) => format!("kept iteration {it} (held-out greedy / rankup-deft {r:.4})"),
+            None => "kept the last iteration (nothing scored)".into(),
+        };
+        eprintln!(
+            "train-lachesis: {} iterations x {} rollouts in {:.1} s, {kept}, wrote {}",
+            a.iterations,
+            a.rollouts,
+            started.elapsed().as_secs_f64(),
+            a.out.display()
+        );
+    }
+    Ok(0)
+}
