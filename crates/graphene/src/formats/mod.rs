@@ -145,8 +145,16 @@ pub fn detect(text: &str) -> Result<Format> {
     if stg::looks_like(text) {
         return Ok(Format::Stg);
     }
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| Error::from_json(&e))?;
-    let obj = value.as_object().ok_or_else(|| Error::field("(top level)", "expected a JSON object"))?;
+    // Only the top-level keys matter: read them and skip every value, rather than build the
+    // whole document (a DAG file is parsed again by its reader; for a 100,000-stage DAG building
+    // it here cost as much as the read).
+    if !text.trim_start().starts_with('{') {
+        // Not an object: its syntax error if it has one, else that it is not an object.
+        serde_json::from_str::<serde::de::IgnoredAny>(text).map_err(|e| Error::from_json(&e))?;
+        return Err(Error::field("(top level)", "expected a JSON object"));
+    }
+    let obj: std::collections::HashMap<String, serde::de::IgnoredAny> =
+        serde_json::from_str(text).map_err(|e| Error::from_json(&e))?;
     if obj.contains_key("stages") {
         Ok(Format::Native)
     } else if obj.contains_key("workflow") || obj.contains_key("schemaVersion") {

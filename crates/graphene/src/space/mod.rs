@@ -15,15 +15,23 @@
 //!   history, backward placement near its front) and recomputes the tree above what moved;
 //! * a per-machine memo of the last query (`profile::Memo`) makes the alike tasks of a wide
 //!   stage cost amortized constant work each;
+//! * what a scan over a busy cluster's machines learns (each machine's answer, or a bound on it)
+//!   is kept in a tournament tree (`repeat`), so that the same query again (the next alike task
+//!   of a stage) re-asks only the machine the last placement changed, not every machine;
 //! * cloning (the constructor clones the space for each subset order) is a flat copy.
 //!
 //! Latest-fit queries (backward placement) mirror earliest-fit from the other end. The answers
 //! are exactly those of the segment-by-segment walk (a property test holds the two together).
 
 mod profile;
+mod repeat;
 mod segments;
 
 pub use profile::Profile;
+
+use std::cell::RefCell;
+
+use repeat::{Key, Repeat, Side};
 
 use crate::model::{ResVec, MAX_RESOURCES};
 
@@ -37,6 +45,10 @@ pub struct Space {
     profiles: Vec<Profile>,
     /// Earliest start and latest end of anything placed (None while empty).
     span: Option<(f64, f64)>,
+    /// The scan's answers, machine by machine (a buffer kept to avoid an allocation per query).
+    seen: RefCell<Vec<Result<f64, Option<f64>>>>,
+    /// Every machine's answer to the query that is repeating, if one is (see `repeat`).
+    repeat: RefCell<Option<Repeat>>,
 }
 
 impl Space {
@@ -44,7 +56,13 @@ impl Space {
         // Resources past the last one some machine has are never used by anything that fits.
         let width =
             caps.iter().filter_map(|c| (0..MAX_RESOURCES).rev().find(|&k| c.0[k] != 0.0)).max().map_or(1, |k| k + 1);
-        Space { caps: caps.to_vec(), profiles: vec![Profile::new(width); caps.len()], span: None }
+        Space {
+            caps: caps.to_vec(),
+            profiles: vec![Profile::new(width); caps.len()],
+            span: None,
+            seen: RefCell::new(Vec::new()),
+            repeat: RefCell::new(None),
+        }
     }
 
     pub fn machines(&self) -> usize {
@@ -67,39 +85,67 @@ impl Space {
     /// The machine and start of the earliest slot at or after `release` where `demand` fits for
     /// `duration`; ties go to the lowest machine index.
     pub fn earliest(&self, release: f64, duration: f64, demand: &ResVec) -> (usize, f64) {
-        let mut best: Option<(usize, f64)> = None;
-        for (m, prof) in self.profiles.iter().enumerate() {
-            if !demand.fits_in(&self.caps[m]) {
-                continue;
-            }
-            let limit = best.map_or(f64::INFINITY, |b| b.1);
-            if let Some(s) = prof.earliest_fit(release, duration, demand, &self.caps[m], &ALL, limit) {
-                best = Some((m, s));
-                if s <= release {
-                    break;
-                }
-            }
-        }
-        best.expect("a task that fits some machine always fits after its last breakpoint")
+        self.best(Key::new(Side::Earliest, release, duration, demand))
+            .expect("a task that fits some machine always fits after its last breakpoint")
     }
 
     /// The machine and end of the latest slot ending at or before `deadline` where `demand`
     /// fits for `duration`; ties go to the lowest machine index.
     pub fn latest(&self, deadline: f64, duration: f64, demand: &ResVec) -> (usize, f64) {
+        self.best(Key::new(Side::Latest, deadline, duration, demand))
+            .expect("a task that fits some machine always fits before its first breakpoint")
+    }
+
+    /// The best machine for `key` and its start (earliest) or end (latest).
+    ///
+    /// A repeat of the query the tree holds is answered from the tree. Otherwise the machines
+    /// are scanned in index order, each asked with the best answer so far as its limit, until
+    /// one answers the query's own time (nothing can beat it); when that scan visited a good
+    /// share of the machines, what it learned of each becomes the tree for the next repeat.
+    fn best(&self, key: Key) -> Option<(usize, f64)> {
+        let side = key.side;
+        let mut repeat = self.repeat.borrow_mut();
+        if let Some(r) = repeat.as_mut().filter(|r| r.key == key) {
+            return r.best(|m| self.answer(&key, m, f64::INFINITY).ok()).map(|(m, v)| (m, stored(side, v)));
+        }
+        *repeat = None;
+        let at = stored(side, f64::from_bits(key.at));
+        let mut seen = self.seen.borrow_mut();
+        seen.clear();
         let mut best: Option<(usize, f64)> = None;
-        for (m, prof) in self.profiles.iter().enumerate() {
-            if !demand.fits_in(&self.caps[m]) {
-                continue;
-            }
-            let limit = best.map_or(f64::NEG_INFINITY, |b| b.1);
-            if let Some(e) = prof.latest_fit(deadline, duration, demand, &self.caps[m], &ALL, limit) {
-                best = Some((m, e));
-                if e >= deadline {
+        for m in 0..self.machines() {
+            let a = if key.demand.fits_in(&self.caps[m]) {
+                self.answer(&key, m, best.map_or(f64::INFINITY, |b| b.1))
+            } else {
+                Err(None)
+            };
+            seen.push(a);
+            if let Ok(v) = a {
+                best = Some((m, v));
+                if v <= at {
                     break;
                 }
             }
         }
-        best.expect("a task that fits some machine always fits before its first breakpoint")
+        if self.machines() >= 2 && seen.len() * 4 >= self.machines() && std::env::var_os("NOTREE").is_none() {
+            // Machines after an early stop are bounded by the query's own time.
+            let rest = |m: usize| if key.demand.fits_in(&self.caps[m]) { Err(Some(at)) } else { Err(None) };
+            *repeat = Some(Repeat::new(key, self.machines(), |m| seen.get(m).copied().unwrap_or_else(|| rest(m))));
+        }
+        best.map(|(m, v)| (m, stored(side, v)))
+    }
+
+    /// Machine `m`'s answer to `key` in stored form (smaller is better) when it is below
+    /// `limit`, else the bound its search proved (see `Repeat::new`).
+    fn answer(&self, key: &Key, m: usize, limit: f64) -> Result<f64, Option<f64>> {
+        let (at, duration) = (f64::from_bits(key.at), f64::from_bits(key.duration));
+        let (prof, cap) = (&self.profiles[m], &self.caps[m]);
+        let v = match key.side {
+            Side::Earliest => prof.earliest_fit_or_bound(at, duration, &key.demand, cap, &ALL, limit),
+            Side::Latest => prof.latest_fit_or_bound(at, duration, &key.demand, cap, &ALL, -limit),
+        };
+        let side = key.side;
+        v.map(|v| stored(side, v)).map_err(|b| b.map(|b| stored(side, b)))
     }
 
     /// The earliest start on machine `m` alone, for policies that choose the machine themselves.
@@ -118,6 +164,11 @@ impl Space {
     pub fn insert(&mut self, m: usize, start: f64, end: f64, demand: &ResVec) {
         if end > start {
             self.profiles[m].add(start, end, demand);
+            // Usage on `m` grew: its answer to the repeating query may move (its old one is
+            // still a bound); no other machine's does.
+            if let Some(r) = self.repeat.get_mut() {
+                r.touched(m);
+            }
         }
         self.span = Some(match self.span {
             None => (start, end),
@@ -128,6 +179,15 @@ impl Space {
     /// Total breakpoints over all machines, for statistics.
     pub fn breakpoints(&self) -> usize {
         self.profiles.iter().map(|p| p.len()).sum()
+    }
+}
+
+/// A time in the repeat tree's "smaller is better" form: starts as they are, ends negated (the
+/// map is its own inverse).
+fn stored(side: Side, t: f64) -> f64 {
+    match side {
+        Side::Earliest => t,
+        Side::Latest => -t,
     }
 }
 
@@ -168,5 +228,55 @@ mod tests {
         s.insert(0, 0.0, 5.0, &v(&[2.0]));
         assert_eq!(s.earliest(0.0, 1.0, &v(&[1.0])), (1, 0.0));
         assert_eq!(s.earliest(0.0, 1.0, &v(&[4.0])), (2, 0.0));
+    }
+
+    use proptest::prelude::*;
+
+    /// The answer every machine gives alone, best first, ties to the lowest index: what the
+    /// scan and the repeat tree must both return.
+    fn oracle(s: &Space, at: f64, duration: f64, d: &ResVec, earliest: bool) -> (usize, f64) {
+        let mut best: Option<(usize, f64)> = None;
+        for m in 0..s.machines() {
+            if !d.fits_in(s.capacity(m)) {
+                continue;
+            }
+            let prof = &s.profiles[m];
+            let a = if earliest {
+                prof.earliest_fit(at, duration, d, s.capacity(m), &ALL, f64::INFINITY)
+            } else {
+                prof.latest_fit(at, duration, d, s.capacity(m), &ALL, f64::NEG_INFINITY)
+            };
+            let a = a.expect("fits after everything");
+            let better = |b: f64| if earliest { a < b } else { a > b };
+            if best.is_none_or(|(_, b)| better(b)) {
+                best = Some((m, a));
+            }
+        }
+        best.expect("some machine fits")
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+        /// Runs of the same query with placements in between (the alike tasks of a stage),
+        /// mixed with other queries, on machines of two sizes: every answer is the oracle's.
+        #[test]
+        fn repeated_queries_answer_as_every_machine_alone(
+            machines in 2usize..40,
+            ops in proptest::collection::vec((any::<bool>(), -20i32..20, 1u8..6, 1u8..4, 1u8..5), 1..60),
+        ) {
+            let caps: Vec<ResVec> = (0..machines).map(|m| v(&[if m % 3 == 0 { 2.0 } else { 4.0 }])).collect();
+            let mut s = Space::new(&caps);
+            for &(earliest, at, len, demand, repeats) in &ops {
+                let (at, len, d) = (at as f64, len as f64, v(&[demand as f64]));
+                for _ in 0..repeats {
+                    let want = oracle(&s, at, len, &d, earliest);
+                    let got = if earliest { s.earliest(at, len, &d) } else { s.latest(at, len, &d) };
+                    prop_assert_eq!(got, want);
+                    let (m, t) = got;
+                    let start = if earliest { t } else { t - len };
+                    s.insert(m, start, start + len, &d);
+                }
+            }
+        }
     }
 }

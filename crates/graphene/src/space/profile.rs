@@ -79,18 +79,33 @@ impl Profile {
         checked: &[bool; MAX_RESOURCES],
         limit: f64,
     ) -> Option<f64> {
+        self.earliest_fit_or_bound(release, duration, demand, cap, checked, limit).ok()
+    }
+
+    /// [`Profile::earliest_fit`], saying why there is no answer: `Err(Some(b))` when the search
+    /// stopped at `limit` having proved that nothing starts before `b >= limit` (a bound that
+    /// lets a caller comparing machines skip this one until `b`), `Err(None)` when nothing fits.
+    pub fn earliest_fit_or_bound(
+        &self,
+        release: f64,
+        duration: f64,
+        demand: &ResVec,
+        cap: &ResVec,
+        checked: &[bool; MAX_RESOURCES],
+        limit: f64,
+    ) -> Result<f64, Option<f64>> {
         let mut s = release;
         if s >= limit {
-            return None;
+            return Err(Some(s));
         }
         if duration <= 0.0 || self.is_empty() {
-            return Some(s);
+            return Ok(s);
         }
         if let Some(m) = self.early.get() {
             if m.same_query(release, duration, demand, checked) {
                 s = m.bound;
                 if s >= limit {
-                    return None;
+                    return Err(Some(s));
                 }
             }
         }
@@ -118,30 +133,30 @@ impl Profile {
             } else {
                 match self.segs.first_fit(j.max(0) as usize, &q) {
                     Some(f) => f as isize,
-                    None => return None,
+                    None => return Err(None),
                 }
             };
             if first > j {
                 s = self.segs.time(first as usize);
                 if s >= limit {
                     remember(s);
-                    return None;
+                    return Err(Some(s));
                 }
             }
             let blocked = self.segs.first_blocked((first + 1) as usize, &q);
             let run_end = blocked.map_or(f64::INFINITY, |b| self.segs.time(b));
             if run_end >= s + duration {
                 remember(s);
-                return Some(s);
+                return Ok(s);
             }
             let b = blocked.expect("a run that ends early ends at a blocked segment");
             if b + 1 >= n {
-                return None;
+                return Err(None);
             }
             s = self.segs.time(b + 1);
             if s >= limit {
                 remember(s);
-                return None;
+                return Err(Some(s));
             }
             j = (b + 1) as isize;
         }
@@ -157,18 +172,32 @@ impl Profile {
         checked: &[bool; MAX_RESOURCES],
         limit: f64,
     ) -> Option<f64> {
+        self.latest_fit_or_bound(deadline, duration, demand, cap, checked, limit).ok()
+    }
+
+    /// [`Profile::latest_fit`] with the mirror image of [`Profile::earliest_fit_or_bound`]'s
+    /// reasons: `Err(Some(b))` proves that nothing ends after `b <= limit`.
+    pub fn latest_fit_or_bound(
+        &self,
+        deadline: f64,
+        duration: f64,
+        demand: &ResVec,
+        cap: &ResVec,
+        checked: &[bool; MAX_RESOURCES],
+        limit: f64,
+    ) -> Result<f64, Option<f64>> {
         let mut e = deadline;
         if e <= limit {
-            return None;
+            return Err(Some(e));
         }
         if duration <= 0.0 || self.is_empty() {
-            return Some(e);
+            return Ok(e);
         }
         if let Some(m) = self.late.get() {
             if m.same_query(deadline, duration, demand, checked) {
                 e = m.bound;
                 if e <= limit {
-                    return None;
+                    return Err(Some(e));
                 }
             }
         }
@@ -192,13 +221,13 @@ impl Profile {
             let last = match last {
                 Some(f) => f,
                 None if zero_fits => -1,
-                None => return None,
+                None => return Err(None),
             };
             if last < j {
                 e = self.segs.time((last + 1) as usize);
                 if e <= limit {
                     remember(e);
-                    return None;
+                    return Err(Some(e));
                 }
             }
             // The run of fitting segments that ends with `last` starts after the last blocked
@@ -211,13 +240,13 @@ impl Profile {
             };
             if run_start <= e - duration {
                 remember(e);
-                return Some(e);
+                return Ok(e);
             }
-            let b = blocked?;
+            let Some(b) = blocked else { return Err(None) };
             e = self.segs.time(b);
             if e <= limit {
                 remember(e);
-                return None;
+                return Err(Some(e));
             }
             j = b as isize - 1;
         }
@@ -380,6 +409,12 @@ mod tests {
                                 flat.earliest(s as f64, l as f64, &v(d), &cap, limit)
                             );
                         }
+                        // A bound is a proof: nothing starts before it.
+                        if let Err(Some(b)) = p.earliest_fit_or_bound(s as f64, l as f64, &v(d), &cap, &all, limit) {
+                            prop_assert!(b >= limit);
+                            let truth = flat.earliest(s as f64, l as f64, &v(d), &cap, f64::INFINITY);
+                            prop_assert!(truth.is_none_or(|t| t >= b), "bound {} but fits at {:?}", b, truth);
+                        }
                     }
                     Op::Latest(s, l, d, lim) => {
                         let limit = lim.map_or(f64::NEG_INFINITY, f64::from);
@@ -388,6 +423,11 @@ mod tests {
                                 p.latest_fit(s as f64, l as f64, &v(d), &cap, &all, limit),
                                 flat.latest(s as f64, l as f64, &v(d), &cap, limit)
                             );
+                        }
+                        if let Err(Some(b)) = p.latest_fit_or_bound(s as f64, l as f64, &v(d), &cap, &all, limit) {
+                            prop_assert!(b <= limit);
+                            let truth = flat.latest(s as f64, l as f64, &v(d), &cap, f64::NEG_INFINITY);
+                            prop_assert!(truth.is_none_or(|t| t <= b), "bound {} but fits ending at {:?}", b, truth);
                         }
                     }
                 }
