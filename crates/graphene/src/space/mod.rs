@@ -165,8 +165,8 @@ impl Space {
         let (at, duration) = (f64::from_bits(key.at), f64::from_bits(key.duration));
         let (prof, cap) = (&self.profiles[m], &self.caps[m]);
         let v = match key.side {
-            Side::Earliest => prof.earliest_fit_or_bound(at, duration, &key.demand, cap, &ALL, limit),
-            Side::Latest => prof.latest_fit_or_bound(at, duration, &key.demand, cap, &ALL, -limit),
+            Side::Earliest => prof.earliest_fit(at, duration, &key.demand, cap, &ALL, limit),
+            Side::Latest => prof.latest_fit(at, duration, &key.demand, cap, &ALL, -limit),
         };
         let side = key.side;
         v.map(|v| stored(side, v)).map_err(|b| b.map(|b| stored(side, b)))
@@ -177,7 +177,7 @@ impl Space {
         if !demand.fits_in(&self.caps[m]) {
             return None;
         }
-        self.profiles[m].earliest_fit(release, duration, demand, &self.caps[m], &ALL, f64::INFINITY)
+        self.profiles[m].earliest_fit(release, duration, demand, &self.caps[m], &ALL, f64::INFINITY).ok()
     }
 
     /// Usage of machine `m` at instant `t`.
@@ -270,9 +270,9 @@ mod tests {
             }
             let prof = &s.profiles[m];
             let a = if earliest {
-                prof.earliest_fit(at, duration, d, s.capacity(m), &ALL, f64::INFINITY)
+                prof.earliest_fit(at, duration, d, s.capacity(m), &ALL, f64::INFINITY).ok()
             } else {
-                prof.latest_fit(at, duration, d, s.capacity(m), &ALL, f64::NEG_INFINITY)
+                prof.latest_fit(at, duration, d, s.capacity(m), &ALL, f64::NEG_INFINITY).ok()
             };
             let a = a.expect("fits after everything");
             let better = |b: f64| if earliest { a < b } else { a > b };

@@ -69,23 +69,11 @@ impl Profile {
     /// Earliest `s >= release`, `s < limit`, such that `demand` fits on `[s, s + duration)`.
     ///
     /// The answer is the one a walk over every segment from `release` gives (the tests check
-    /// it against such a walk); the tree only lets it jump over runs of segments.
+    /// it against such a walk); the tree only lets it jump over runs of segments. Without one,
+    /// it says why: `Err(Some(b))` when the search stopped at `limit` having proved that
+    /// nothing starts before `b >= limit` (a bound that lets a caller comparing machines skip
+    /// this one until `b`), `Err(None)` when nothing fits.
     pub fn earliest_fit(
-        &self,
-        release: f64,
-        duration: f64,
-        demand: &ResVec,
-        cap: &ResVec,
-        checked: &[bool; MAX_RESOURCES],
-        limit: f64,
-    ) -> Option<f64> {
-        self.earliest_fit_or_bound(release, duration, demand, cap, checked, limit).ok()
-    }
-
-    /// [`Profile::earliest_fit`], saying why there is no answer: `Err(Some(b))` when the search
-    /// stopped at `limit` having proved that nothing starts before `b >= limit` (a bound that
-    /// lets a caller comparing machines skip this one until `b`), `Err(None)` when nothing fits.
-    pub fn earliest_fit_or_bound(
         &self,
         release: f64,
         duration: f64,
@@ -162,22 +150,10 @@ impl Profile {
         }
     }
 
-    /// Latest `e <= deadline`, `e > limit`, such that `demand` fits on `[e - duration, e)`.
+    /// Latest `e <= deadline`, `e > limit`, such that `demand` fits on `[e - duration, e)`;
+    /// without one, the mirror image of [`Profile::earliest_fit`]'s reasons: `Err(Some(b))`
+    /// proves that nothing ends after `b <= limit`.
     pub fn latest_fit(
-        &self,
-        deadline: f64,
-        duration: f64,
-        demand: &ResVec,
-        cap: &ResVec,
-        checked: &[bool; MAX_RESOURCES],
-        limit: f64,
-    ) -> Option<f64> {
-        self.latest_fit_or_bound(deadline, duration, demand, cap, checked, limit).ok()
-    }
-
-    /// [`Profile::latest_fit`] with the mirror image of [`Profile::earliest_fit_or_bound`]'s
-    /// reasons: `Err(Some(b))` proves that nothing ends after `b <= limit`.
-    pub fn latest_fit_or_bound(
         &self,
         deadline: f64,
         duration: f64,
@@ -405,12 +381,12 @@ mod tests {
                         // Twice: the second answer comes through the memo.
                         for _ in 0..2 {
                             prop_assert_eq!(
-                                p.earliest_fit(s as f64, l as f64, &v(d), &cap, &all, limit),
+                                p.earliest_fit(s as f64, l as f64, &v(d), &cap, &all, limit).ok(),
                                 flat.earliest(s as f64, l as f64, &v(d), &cap, limit)
                             );
                         }
                         // A bound is a proof: nothing starts before it.
-                        if let Err(Some(b)) = p.earliest_fit_or_bound(s as f64, l as f64, &v(d), &cap, &all, limit) {
+                        if let Err(Some(b)) = p.earliest_fit(s as f64, l as f64, &v(d), &cap, &all, limit) {
                             prop_assert!(b >= limit);
                             let truth = flat.earliest(s as f64, l as f64, &v(d), &cap, f64::INFINITY);
                             prop_assert!(truth.is_none_or(|t| t >= b), "bound {} but fits at {:?}", b, truth);
@@ -420,11 +396,11 @@ mod tests {
                         let limit = lim.map_or(f64::NEG_INFINITY, f64::from);
                         for _ in 0..2 {
                             prop_assert_eq!(
-                                p.latest_fit(s as f64, l as f64, &v(d), &cap, &all, limit),
+                                p.latest_fit(s as f64, l as f64, &v(d), &cap, &all, limit).ok(),
                                 flat.latest(s as f64, l as f64, &v(d), &cap, limit)
                             );
                         }
-                        if let Err(Some(b)) = p.latest_fit_or_bound(s as f64, l as f64, &v(d), &cap, &all, limit) {
+                        if let Err(Some(b)) = p.latest_fit(s as f64, l as f64, &v(d), &cap, &all, limit) {
                             prop_assert!(b <= limit);
                             let truth = flat.latest(s as f64, l as f64, &v(d), &cap, f64::NEG_INFINITY);
                             prop_assert!(truth.is_none_or(|t| t <= b), "bound {} but fits ending at {:?}", b, truth);
@@ -447,8 +423,8 @@ mod tests {
         let tiny = ResVec::from_slice(&[1.0, 0.0, 1e-10]);
         p.add(0.0, 5.0, &tiny);
         assert_eq!(p.usage_at(1.0), tiny);
-        assert_eq!(p.earliest_fit(0.0, 1.0, &tiny, &cap, &all, f64::INFINITY), Some(0.0));
+        assert_eq!(p.earliest_fit(0.0, 1.0, &tiny, &cap, &all, f64::INFINITY).ok(), Some(0.0));
         let two = ResVec::from_slice(&[1.0, 0.0, 9.5e-10]);
-        assert_eq!(p.earliest_fit(0.0, 1.0, &two, &cap, &all, f64::INFINITY), Some(5.0));
+        assert_eq!(p.earliest_fit(0.0, 1.0, &two, &cap, &all, f64::INFINITY).ok(), Some(5.0));
     }
 }
