@@ -149,8 +149,9 @@ pub fn detect(text: &str) -> Result<Format> {
     // whole document (a DAG file is parsed again by its reader; for a 100,000-stage DAG building
     // it here cost as much as the read).
     if !text.trim_start().starts_with('{') {
-        // Not an object: its syntax error if it has one, else that it is not an object.
-        serde_json::from_str::<serde::de::IgnoredAny>(text).map_err(|e| Error::from_json(&e))?;
+        // Not an object: its syntax error if it has one (as a document: nesting deeper than
+        // serde_json's limit is such an error), else that it is not an object.
+        serde_json::from_str::<serde_json::Value>(text).map_err(|e| Error::from_json(&e))?;
         return Err(Error::field("(top level)", "expected a JSON object"));
     }
     let obj: std::collections::HashMap<String, serde::de::IgnoredAny> =

@@ -110,25 +110,28 @@ pub enum ParentField {
 }
 
 /// Reads the resource map of `field` into a vector in `resources` order.
-pub fn demand_vector(map: &BTreeMap<String, f64>, resources: &[String], field: &str) -> Result<ResVec> {
+/// `field` names the map in an error (a closure: formatted only then, not once per stage).
+pub fn demand_vector(map: &BTreeMap<String, f64>, resources: &[String], field: impl Fn() -> String) -> Result<ResVec> {
     let mut v = ResVec::ZERO;
     for (name, value) in map {
         let Some(i) = resources.iter().position(|r| r == name) else {
             return Err(Error::field(
-                format!("{field}.{name}"),
+                format!("{}.{name}", field()),
                 format!("unknown resource '{name}' (the DAG's resources are {})", resources.join(", ")),
             ));
         };
         if !value.is_finite() || *value < 0.0 {
-            return Err(Error::field(format!("{field}.{name}"), format!("{value} is not a finite number >= 0")));
+            return Err(Error::field(format!("{}.{name}", field()), format!("{value} is not a finite number >= 0")));
         }
         v.0[i] = *value;
     }
     Ok(v)
 }
 
-fn check_duration(d: f64, field: &str) -> Result<f64> {
-    crate::limits::check_seconds(d, field, "duration")?;
+fn check_duration(d: f64, field: impl Fn() -> String) -> Result<f64> {
+    if !(d.is_finite() && (0.0..=crate::limits::MAX_SECONDS).contains(&d)) {
+        crate::limits::check_seconds(d, &field(), "duration")?;
+    }
     Ok(d)
 }
 
@@ -149,13 +152,15 @@ pub fn from_file(file: DagFile, default_name: &str) -> Result<Dag> {
     limits.check_stages(file.stages.len() as u64, "stages")?;
     let mut total_tasks = 0u64;
     for (si, s) in file.stages.into_iter().enumerate() {
-        let at = format!("stages[{si}] ('{}')", s.id);
+        // Field names are formatted only for an error: a million-stage DAG made millions.
+        let id = &s.id;
+        let at = || format!("stages[{si}] ('{id}')");
         let stage_demand = match &s.demands {
-            Some(m) => Some(demand_vector(m, &resources, &format!("{at}.demands"))?),
+            Some(m) => Some(demand_vector(m, &resources, || format!("{}.demands", at()))?),
             None => None,
         };
         let stage_duration = match s.duration {
-            Some(d) => Some(check_duration(d, &format!("{at}.duration"))?),
+            Some(d) => Some(check_duration(d, || format!("{}.duration", at()))?),
             None => None,
         };
         let tasks = match s.tasks {
@@ -163,9 +168,11 @@ pub fn from_file(file: DagFile, default_name: &str) -> Result<Dag> {
                 // Checked before the vector is made: a count is the one field where a few bytes
                 // of input ask for gigabytes.
                 total_tasks = crate::limits::add(total_tasks, n);
-                limits.check_tasks(total_tasks, &format!("{at}.tasks (tasks so far)"))?;
+                if total_tasks > limits.tasks {
+                    limits.check_tasks(total_tasks, &format!("{}.tasks (tasks so far)", at()))?;
+                }
                 let d = stage_duration.ok_or_else(|| {
-                    Error::field(format!("{at}.duration"), "a stage given as a task count needs a duration")
+                    Error::field(format!("{}.duration", at()), "a stage given as a task count needs a duration")
                 })?;
                 vec![TaskSpec { duration: d, demand: stage_demand.unwrap_or(ResVec::ZERO) }; n as usize]
             }
@@ -173,15 +180,15 @@ pub fn from_file(file: DagFile, default_name: &str) -> Result<Dag> {
                 .into_iter()
                 .enumerate()
                 .map(|(ti, t)| {
-                    let tat = format!("{at}.tasks[{ti}]");
+                    let tat = || format!("{}.tasks[{ti}]", at());
                     let duration = match t.duration {
-                        Some(d) => check_duration(d, &format!("{tat}.duration"))?,
+                        Some(d) => check_duration(d, || format!("{}.duration", tat()))?,
                         None => stage_duration.ok_or_else(|| {
-                            Error::field(format!("{tat}.duration"), "missing (and the stage gives none)")
+                            Error::field(format!("{}.duration", tat()), "missing (and the stage gives none)")
                         })?,
                     };
                     let demand = match &t.demands {
-                        Some(m) => demand_vector(m, &resources, &format!("{tat}.demands"))?,
+                        Some(m) => demand_vector(m, &resources, || format!("{}.demands", tat()))?,
                         None => stage_demand.unwrap_or(ResVec::ZERO),
                     };
                     Ok(TaskSpec { duration, demand })
@@ -189,7 +196,7 @@ pub fn from_file(file: DagFile, default_name: &str) -> Result<Dag> {
                 .collect::<Result<Vec<_>>>()?,
         };
         if tasks.is_empty() {
-            return Err(Error::field(format!("{at}.tasks"), "a stage needs at least one task"));
+            return Err(Error::field(format!("{}.tasks", at()), "a stage needs at least one task"));
         }
         let mut data = Vec::new();
         let parents = s
@@ -202,7 +209,7 @@ pub fn from_file(file: DagFile, default_name: &str) -> Result<Dag> {
                     if let Some(d) = d {
                         if !(d.is_finite() && d >= 0.0) {
                             return Err(Error::field(
-                                format!("{at}.parents[{pi}].data"),
+                                format!("{}.parents[{pi}].data", at()),
                                 format!("{d} is not a finite number >= 0"),
                             ));
                         }
@@ -213,7 +220,7 @@ pub fn from_file(file: DagFile, default_name: &str) -> Result<Dag> {
                         Some("one-to-one") => EdgeKind::OneToOne,
                         Some(other) => {
                             return Err(Error::field(
-                                format!("{at}.parents[{pi}].kind"),
+                                format!("{}.parents[{pi}].kind", at()),
                                 format!("unknown edge kind '{other}' (use all-to-all or one-to-one)"),
                             ))
                         }
