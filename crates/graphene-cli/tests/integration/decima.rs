@@ -241,7 +241,12 @@ fn train_decima_cli_round_trips() {
 
 /// `replay ARGS... --scheduler decima -q --out DIR/out` with the model at `model` (None: the
 /// bundled one); the run must succeed.
-fn replay_decima(trace: &std::path::Path, model: Option<&std::path::Path>, dir: &std::path::Path, extra: &[&str]) -> String {
+fn replay_decima(
+    trace: &std::path::Path,
+    model: Option<&std::path::Path>,
+    dir: &std::path::Path,
+    extra: &[&str],
+) -> String {
     let mut args: Vec<String> = vec![
         "replay".into(),
         trace.display().to_string(),
@@ -316,8 +321,9 @@ fn decima_replay_warns_when_the_setting_differs() {
     .ok();
     assert_eq!(r.stderr.matches("warning").count(), 1, "{}", r.stderr);
     assert!(r.stderr.contains("machines: model trained with 2; this run has 3"), "{}", r.stderr);
-    let r = cli(&["replay-compare".as_ref(), trace.as_os_str(), "--schedulers".as_ref(), "fifo".as_ref(), "-q".as_ref()])
-        .ok();
+    let r =
+        cli(&["replay-compare".as_ref(), trace.as_os_str(), "--schedulers".as_ref(), "fifo".as_ref(), "-q".as_ref()])
+            .ok();
     assert!(!r.stderr.contains("warning"), "no decima, no warning: {}", r.stderr);
 
     // A file written before settings were kept: the setting is unknown.
@@ -360,8 +366,11 @@ fn train_decima_records_its_setting() {
         args.extend(extra.iter().map(|s| s.to_string()));
         cli(&args)
     };
-    train("a.json", &["--arrival", "poisson:3", "--jobs", "12", "--heartbeat", "2", "--executors", "10", "--query", "6"])
-        .ok();
+    train(
+        "a.json",
+        &["--arrival", "poisson:3", "--jobs", "12", "--heartbeat", "2", "--executors", "10", "--query", "6"],
+    )
+    .ok();
     let m = Model::load(&dir.path().join("a.json")).unwrap();
     let s = m.setting().unwrap().expect("a setting");
     assert_eq!(s.machines.len(), 1);
@@ -402,7 +411,8 @@ fn train_decima_records_its_setting() {
         assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
     }
     // Training with the setting of the small trace and replaying it there: no warning.
-    let e = replay_decima(&repo("traces/small.csv"), Some(&dir.path().join("a.json")), dir.path(), &["--machines", "2"]);
+    let e =
+        replay_decima(&repo("traces/small.csv"), Some(&dir.path().join("a.json")), dir.path(), &["--machines", "2"]);
     assert!(e.contains("heartbeat: model trained with 2 s; this run has 1 s"), "{e}");
 }
 
@@ -421,7 +431,8 @@ fn decima_spark_sched_sim_trace_has_the_documented_shape() {
     let files = if tpch.len() == 4 { tpch } else { vec![q6.clone()] };
     let out = dir.path().join("ss.csv");
     let gen = |out: &std::path::Path| {
-        let mut args: Vec<String> = vec!["gen-trace".into(), "--style".into(), "spark-sched-sim".into(), "--dags".into()];
+        let mut args: Vec<String> =
+            vec!["gen-trace".into(), "--style".into(), "spark-sched-sim".into(), "--dags".into()];
         args.extend(files.iter().map(|p| p.display().to_string()));
         for a in ["--jobs", "50", "--arrival", "poisson:25", "--executors", "10", "--seed", "1", "-q", "--out"] {
             args.push(a.into());
@@ -458,8 +469,22 @@ fn decima_spark_sched_sim_trace_has_the_documented_shape() {
     .unwrap();
     let single = dir.path().join("q6.csv");
     cli(&[
-        "gen-trace", "--style", "spark-sched-sim", "--dags", q6.to_str().unwrap(), "--jobs", "50", "--executors", "10",
-        "--arrival", "poisson:25", "--seed", "1", "-q", "--out", single.to_str().unwrap(),
+        "gen-trace",
+        "--style",
+        "spark-sched-sim",
+        "--dags",
+        q6.to_str().unwrap(),
+        "--jobs",
+        "50",
+        "--executors",
+        "10",
+        "--arrival",
+        "poisson:25",
+        "--seed",
+        "1",
+        "-q",
+        "--out",
+        single.to_str().unwrap(),
     ])
     .ok();
     let (w6, _) = trace::load(&single, &TraceOptions { format: None, queues: None }).unwrap();
@@ -469,11 +494,27 @@ fn decima_spark_sched_sim_trace_has_the_documented_shape() {
     }
     // Flags that choose DAGs or demands another way are refused, naming them.
     let r = cli(&[
-        "gen-trace", "--style", "spark-sched-sim", "--dags", q6.to_str().unwrap(), "--jobs", "3", "--demands", "mixed",
+        "gen-trace",
+        "--style",
+        "spark-sched-sim",
+        "--dags",
+        q6.to_str().unwrap(),
+        "--jobs",
+        "3",
+        "--demands",
+        "mixed",
     ]);
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     assert!(r.stderr.contains("--demands"), "{}", r.stderr);
-    let r = cli(&["gen-trace", "--style", "spark-sched-sim", "--dags", &repo("traces/example.json").display().to_string(), "--jobs", "3"]);
+    let r = cli(&[
+        "gen-trace",
+        "--style",
+        "spark-sched-sim",
+        "--dags",
+        &repo("traces/example.json").display().to_string(),
+        "--jobs",
+        "3",
+    ]);
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     assert!(r.stderr.contains("example.json") && r.stderr.contains("TPC-H"), "{}", r.stderr);
 
@@ -483,7 +524,9 @@ fn decima_spark_sched_sim_trace_has_the_documented_shape() {
     let e = replay_decima(&single, None, dir.path(), &cluster);
     assert_eq!(e.matches("warning").count(), 1, "{e}");
     assert!(
-        e.contains("capacity: model trained with cpu=16,disk=200,mem=64,net=1250; this run has cpu=1,disk=1,mem=1,net=1"),
+        e.contains(
+            "capacity: model trained with cpu=16,disk=200,mem=64,net=1250; this run has cpu=1,disk=1,mem=1,net=1"
+        ),
         "{e}"
     );
     assert!(e.contains("mean arrival gap: model trained with 8.01 s (Poisson)"), "{e}");

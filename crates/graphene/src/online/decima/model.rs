@@ -91,9 +91,9 @@ impl Model {
     pub fn setting(&self) -> Result<Option<Setting>> {
         match self.trained.get("setting") {
             None | Some(serde_json::Value::Null) => Ok(None),
-            Some(v) => Setting::deserialize(v).map(Some).map_err(|e| {
-                Error::field("trained.setting", format!("not a training setting: {e}"))
-            }),
+            Some(v) => Setting::deserialize(v)
+                .map(Some)
+                .map_err(|e| Error::field("trained.setting", format!("not a training setting: {e}"))),
         }
     }
 

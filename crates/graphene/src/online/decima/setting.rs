@@ -174,7 +174,9 @@ fn machines_text(groups: &[MachineGroup]) -> String {
     match groups {
         [] => "no machines".into(),
         [g] => capacity_text(&g.capacity),
-        gs => gs.iter().map(|g| format!("{} x {}", g.count, capacity_text(&g.capacity))).collect::<Vec<_>>().join(" + "),
+        gs => {
+            gs.iter().map(|g| format!("{} x {}", g.count, capacity_text(&g.capacity))).collect::<Vec<_>>().join(" + ")
+        }
     }
 }
 
