@@ -205,12 +205,12 @@ pub fn run(a: Args) -> Result<i32> {
             None => "kept the last iteration (nothing scored)".into(),
         };
         eprintln!(
-            "train-decima: {} iterations x {} rollouts in {:.1} s (mean gap {:.2} s, offered load {}), {kept}, wrote {}",
+            "train-decima: {} iterations x {} rollouts in {:.1} s (mean gap {:.2} s, offered load {:.3}), {kept}, wrote {}",
             a.iterations,
             a.rollouts,
             started.elapsed().as_secs_f64(),
             mean_gap,
-            format!("{load:.3}"),
+            load,
             a.out.display()
         );
     }
