@@ -749,6 +749,20 @@ pub fn replay(trace_src: &Source, trace_name: &str, opts: &ReplayOptions, schedu
     replay_output(&setup, trace_name, opts, policy.name(), result)
 }
 
+/// The warning for running the `decima` model `setup` names (its `decima_model`, else the
+/// bundled one) on `setup`'s trace and cluster: None when the run matches the setting the model
+/// was trained for (see [`online::decima::setting`]). Fails only when the model cannot be read,
+/// which the replay itself would fail on too.
+pub fn decima_warning(setup: &ReplaySetup) -> Result<Option<String>> {
+    use online::decima::{setting, Model, RunShape};
+    let (model, source) = match &setup.settings.decima_model {
+        Some(p) => (Model::load(p)?, p.display().to_string()),
+        None => (Model::bundled()?, "(bundled models/decima-tpch.json)".to_string()),
+    };
+    let run = RunShape::of(&setup.workload, &setup.cluster, &setup.cfg.speeds, setup.cfg.heartbeat);
+    Ok(setting::warning(model.setting()?.as_ref(), &source, &run))
+}
+
 /// Refuses a realized schedule that breaks a dependency or a capacity: that would be a bug in
 /// the simulator or a policy, and no figure may be computed from it.
 pub fn check_replay(setup: &ReplaySetup, result: &SimResult, scheduler: &str) -> Result<()> {

@@ -41,6 +41,14 @@ pub struct Args {
     pub input: InputArgs,
     #[command(flatten)]
     pub cluster: ClusterArgs,
+    /// Workload style. `spark-sched-sim`: the Decima environment's job mix as spark-sched-sim
+    /// draws it, from Decima TPC-H files (--dags, one per input size): each job's size uniform
+    /// over the files and its query uniform over 1-22, every task one executor slot (cpu=1,
+    /// nothing else) running its stage's mean measured task duration at --executors. Its
+    /// setting: --jobs 50 --arrival poisson:25 --executors 10, replayed with --machines 10
+    /// --capacity cpu=1,mem=1,disk=1,net=1 (README, "spark-sched-sim's workload").
+    #[arg(long, value_enum, default_value = "default")]
+    pub style: Style,
     /// Write the trace here (atomically) instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -49,11 +57,22 @@ pub struct Args {
     pub quiet: bool,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Style {
+    /// Jobs drawn as --pick says, demands from --demands, durations as the files measure them.
+    Default,
+    /// spark-sched-sim's TPC-H mix (see --style).
+    SparkSchedSim,
+}
+
 pub fn run(a: Args) -> Result<i32> {
     // Flags first: a bad flag should not wait for large DAG files to load.
     let arrival: ArrivalProcess = a.arrival.parse()?;
     if a.queues == 0 {
         return Err(Error::Usage("--queues must be at least 1".into()));
+    }
+    if a.style == Style::SparkSchedSim {
+        return spark_sched_sim(&a, arrival);
     }
     // One group of DAGs per file, for --pick file.
     let mut per_file = Vec::new();
@@ -90,30 +109,76 @@ pub fn run(a: Args) -> Result<i32> {
         a.dags.iter().chain(&a.trace_dags).map(|p| p.as_path()).chain(a.cluster.cluster.as_deref()).collect();
     graphene::output::write_or_stdout(a.out.as_deref(), text.as_bytes(), &inputs)?;
     if !a.quiet {
-        let last = workload.jobs.last().map_or(0.0, |j| j.arrival);
-        eprintln!(
-            "gen-trace: {} jobs ({} tasks) drawn from {} DAGs, {arrival}, last arrival {last:.3} s, {} queue(s), seed {}",
-            workload.jobs.len(),
-            workload.tasks(),
-            dags.len(),
-            a.queues,
-            a.input.seed
-        );
-        let loads = trace::load::offered_load(&workload, &cluster);
-        let shown: Vec<String> =
-            cluster.resources.iter().zip(&loads).map(|(r, l)| format!("{r} {:.1}%", 100.0 * l)).collect();
-        let scaled = match (scale, arrival) {
-            (Some(f), ArrivalProcess::Poisson { mean }) => {
-                format!(" (arrivals scaled x{f:.4}: poisson:{:.4})", mean * f)
-            }
-            (Some(f), ArrivalProcess::Fixed { interval }) => {
-                format!(" (arrivals scaled x{f:.4}: fixed:{:.4})", interval * f)
-            }
-            _ => String::new(),
-        };
-        if trace::load::span(&workload) > 0.0 {
-            eprintln!("gen-trace: offered load on {} machines: {}{scaled}", cluster.len(), shown.join(", "));
-        }
+        summary(&a, &workload, arrival, &cluster, scale, dags.len());
     }
     Ok(0)
+}
+
+/// `--style spark-sched-sim`: the flags that choose DAGs or demands another way are refused
+/// rather than silently ignored.
+fn spark_sched_sim(a: &Args, arrival: ArrivalProcess) -> Result<i32> {
+    let conflicts = [
+        ("--trace-dags", !a.trace_dags.is_empty()),
+        ("--demands", a.input.demands.is_some()),
+        ("--query", a.input.query.is_some()),
+        ("--job", a.input.job.is_some()),
+        ("--format", a.input.format.is_some()),
+        ("--min-stages", a.min_stages != 1),
+    ];
+    if let Some((flag, _)) = conflicts.iter().find(|c| c.1) {
+        return Err(Error::Usage(format!(
+            "{flag} does not go with --style spark-sched-sim (it draws every query of each TPC-H file, one slot per task)"
+        )));
+    }
+    let cluster = super::args::trace_cluster(&a.cluster)?;
+    let per_file = trace::spark_sched_sim::sources(&a.dags, a.input.executors)?;
+    let sources: Vec<&[graphene::model::Dag]> = per_file.iter().map(Vec::as_slice).collect();
+    let mut workload = trace::generate_from(&sources, a.jobs, arrival, a.queues, a.input.seed)?;
+    let scale = match a.load {
+        Some(target) => Some(trace::load::calibrate(&mut workload, &cluster, target)?),
+        None => None,
+    };
+    let text = trace::native_csv::write(&workload)?;
+    let inputs: Vec<&std::path::Path> =
+        a.dags.iter().map(|p| p.as_path()).chain(a.cluster.cluster.as_deref()).collect();
+    graphene::output::write_or_stdout(a.out.as_deref(), text.as_bytes(), &inputs)?;
+    if !a.quiet {
+        summary(a, &workload, arrival, &cluster, scale, per_file.iter().map(Vec::len).sum());
+    }
+    Ok(0)
+}
+
+/// The summary on stderr: what was drawn, and the load it offers `cluster`.
+fn summary(
+    a: &Args,
+    workload: &graphene::model::Workload,
+    arrival: ArrivalProcess,
+    cluster: &graphene::model::Cluster,
+    scale: Option<f64>,
+    drawn_from: usize,
+) {
+    let last = workload.jobs.last().map_or(0.0, |j| j.arrival);
+    eprintln!(
+        "gen-trace: {} jobs ({} tasks) drawn from {} DAGs, {arrival}, last arrival {last:.3} s, {} queue(s), seed {}",
+        workload.jobs.len(),
+        workload.tasks(),
+        drawn_from,
+        a.queues,
+        a.input.seed
+    );
+    let loads = trace::load::offered_load(workload, cluster);
+    let shown: Vec<String> =
+        cluster.resources.iter().zip(&loads).map(|(r, l)| format!("{r} {:.1}%", 100.0 * l)).collect();
+    let scaled = match (scale, arrival) {
+        (Some(f), ArrivalProcess::Poisson { mean }) => {
+            format!(" (arrivals scaled x{f:.4}: poisson:{:.4})", mean * f)
+        }
+        (Some(f), ArrivalProcess::Fixed { interval }) => {
+            format!(" (arrivals scaled x{f:.4}: fixed:{:.4})", interval * f)
+        }
+        _ => String::new(),
+    };
+    if trace::load::span(workload) > 0.0 {
+        eprintln!("gen-trace: offered load on {} machines: {}{scaled}", cluster.len(), shown.join(", "));
+    }
 }

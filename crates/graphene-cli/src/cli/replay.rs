@@ -201,6 +201,16 @@ impl Common {
         }
         Ok(setup)
     }
+
+    /// Prints, on stderr, the one warning for a `decima` run whose model was trained for
+    /// another setting (even with --quiet: it is a warning, not a summary). Never fails the run
+    /// by itself.
+    pub fn warn_decima(&self, setup: &ReplaySetup) -> Result<()> {
+        if let Some(w) = graphene::request::decima_warning(setup)? {
+            eprintln!("{w}");
+        }
+        Ok(())
+    }
 }
 
 /// Runs the simulator, with a progress bar of jobs done and simulated time when standard error
@@ -244,6 +254,9 @@ pub fn run(args: Args) -> Result<i32> {
     }
     let setup = a.setup()?;
     let mut policy = online::by_name(&args.scheduler, &setup.settings)?;
+    if args.scheduler == "decima" {
+        a.warn_decima(&setup)?;
+    }
     let result = run_sim(&setup.workload, &setup.cluster, policy.as_mut(), &setup.cfg, a.quiet)?;
     let cluster = &setup.cluster;
     let rendered =

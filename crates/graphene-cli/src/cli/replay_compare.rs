@@ -51,6 +51,9 @@ pub fn run(a: Args) -> Result<i32> {
     if !names.contains(&a.baseline) {
         names.insert(0, a.baseline.clone());
     }
+    if names.iter().any(|n| n == "decima") {
+        a.common.warn_decima(&setup)?;
+    }
     let mut results = Vec::with_capacity(names.len());
     for name in &names {
         let mut policy = online::by_name(name, settings)?;

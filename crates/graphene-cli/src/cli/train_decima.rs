@@ -18,9 +18,15 @@ pub struct Args {
     pub input: InputArgs,
     #[command(flatten)]
     pub cluster: ClusterArgs,
-    /// Offered load of the bottleneck resource the arrival rate is set for.
-    #[arg(long, default_value_t = 0.8)]
-    pub load: f64,
+    /// Offered load of the bottleneck resource the Poisson arrival rate is set for (estimated
+    /// from 2000 jobs drawn with the seed) [default: 0.8 unless --arrival is given].
+    #[arg(long, value_name = "LOAD", conflicts_with = "arrival")]
+    pub load: Option<f64>,
+    /// Arrivals as poisson:MEAN_SECONDS (gen-trace's syntax), instead of a --load: e.g.
+    /// poisson:25 for spark-sched-sim's mean gap. Training needs Poisson arrivals (memoryless,
+    /// as the episode ends are).
+    #[arg(long, value_name = "PROCESS")]
+    pub arrival: Option<String>,
     /// Training iterations (one arrival sequence and one Adam step each).
     #[arg(long, default_value_t = 100)]
     pub iterations: usize,
@@ -40,9 +46,13 @@ pub struct Args {
     pub episode_growth: f64,
     #[arg(long, default_value_t = 1500.0)]
     pub episode_max: f64,
-    /// At most this many jobs per episode.
-    #[arg(long, default_value_t = 200)]
-    pub max_jobs: usize,
+    /// Jobs per episode: each iteration draws this many arrivals and drops those after the
+    /// episode's random end, so episodes hold at most N jobs (--max-jobs is the old name).
+    #[arg(long = "jobs", visible_alias = "max-jobs", value_name = "N", default_value_t = 200)]
+    pub jobs: usize,
+    /// Seconds between a machine's heartbeats in training episodes (replay's --heartbeat).
+    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
+    pub heartbeat: f64,
     /// Held-out workloads the greedy policy is scored on (mean JCT), each of this many jobs.
     #[arg(long, default_value_t = 2)]
     pub eval_traces: usize,
@@ -67,13 +77,39 @@ pub fn run(a: Args) -> Result<i32> {
     if a.iterations == 0 {
         return Err(Error::Usage("--iterations must be at least 1".into()));
     }
+    // Flags first: a bad flag should not wait for large DAG files to load.
+    let arrival = match &a.arrival {
+        None => None,
+        Some(text) => match text.parse::<ArrivalProcess>()? {
+            ArrivalProcess::Poisson { mean } => Some(mean),
+            other => {
+                return Err(Error::Usage(format!(
+                    "--arrival '{other}': train-decima trains on Poisson arrivals (poisson:MEAN_SECONDS)"
+                )))
+            }
+        },
+    };
+    if a.cluster.speeds.is_some() || a.cluster.bandwidth.is_some() {
+        return Err(Error::Usage(
+            "--speeds and --bandwidth: train-decima trains on machines of speed 1 (decima has no notion of speed)"
+                .into(),
+        ));
+    }
     let dags = super::args::load_job_dags(&a.dags, &a.input)?;
     let cluster = super::args::trace_cluster(&a.cluster)?;
     for d in &dags {
         cluster.check_fits(d)?;
     }
     let seed = a.input.seed;
-    let mean_gap = decima::train::mean_gap_for_load(&dags, &cluster, a.load, 2000, decima::train::mix(seed, 1 << 40))?;
+    // The same sample either way: the load a mean gap gives, or the mean gap a load needs.
+    let sample_seed = decima::train::mix(seed, 1 << 40);
+    let (mean_gap, load) = match arrival {
+        Some(mean) => (mean, decima::train::load_for_mean_gap(&dags, &cluster, mean, 2000, sample_seed)?),
+        None => {
+            let load = a.load.unwrap_or(0.8);
+            (decima::train::mean_gap_for_load(&dags, &cluster, load, 2000, sample_seed)?, load)
+        }
+    };
     let cfg = TrainConfig {
         iterations: a.iterations,
         rollouts: a.rollouts,
@@ -84,8 +120,8 @@ pub fn run(a: Args) -> Result<i32> {
         episode_growth: a.episode_growth,
         episode_max: a.episode_max,
         mean_gap,
-        max_jobs: a.max_jobs,
-        heartbeat: 1.0,
+        max_jobs: a.jobs,
+        heartbeat: a.heartbeat,
     };
     // Held-out sequences: seeds no training iteration uses (those hash the seed with 2i, 2i+1).
     let held_out_seeds: Vec<u64> = (0..a.eval_traces).map(|i| decima::train::mix(seed, (1 << 41) + i as u64)).collect();
@@ -140,16 +176,27 @@ pub fn run(a: Args) -> Result<i32> {
     // the file says which iteration they come from.
     let mut model = trained.best;
     let chosen = trained.best_at.map(|(it, jct)| serde_json::json!({"iteration": it, "mean_jct": jct}));
+    let sources = dag_names
+        .iter()
+        .map(|file| decima::setting::DagSource {
+            file: file.clone(),
+            format: a.input.format.and_then(|f| clap::ValueEnum::to_possible_value(&f)).map(|v| v.get_name().into()),
+            query: a.input.query,
+        })
+        .collect();
+    let demands = a.input.demands.clone().unwrap_or_else(|| "default".into());
+    let setting = decima::train::setting(&cluster, &cfg, Some(load), sources, a.input.executors, &demands, seed);
     model.trained = serde_json::json!({
         "dags": dag_names,
         "machines": cluster.len(),
-        "load": a.load,
-        "demands": a.input.demands.clone().unwrap_or_else(|| "default".into()),
+        "load": load,
+        "demands": demands,
         "config": cfg,
         "held_out": {"traces": a.eval_traces, "jobs": a.eval_jobs, "seeds": held_out_seeds},
         "learning_curve": curve,
         "chosen": chosen,
     });
+    model.set_setting(&setting);
     let inputs: Vec<&std::path::Path> = a.dags.iter().map(|p| p.as_path()).collect();
     graphene::output::write_output(&a.out, model.to_json().as_bytes(), &inputs)?;
     if !a.quiet {
@@ -158,12 +205,12 @@ pub fn run(a: Args) -> Result<i32> {
             None => "kept the last iteration (nothing scored)".into(),
         };
         eprintln!(
-            "train-decima: {} iterations x {} rollouts in {:.1} s (mean gap {:.2} s for load {}), {kept}, wrote {}",
+            "train-decima: {} iterations x {} rollouts in {:.1} s (mean gap {:.2} s, offered load {:.3}), {kept}, wrote {}",
             a.iterations,
             a.rollouts,
             started.elapsed().as_secs_f64(),
             mean_gap,
-            a.load,
+            load,
             a.out.display()
         );
     }

@@ -238,3 +238,302 @@ fn train_decima_cli_round_trips() {
     ])
     .ok();
 }
+
+/// `replay ARGS... --scheduler decima -q --out DIR/out` with the model at `model` (None: the
+/// bundled one); the run must succeed.
+fn replay_decima(
+    trace: &std::path::Path,
+    model: Option<&std::path::Path>,
+    dir: &std::path::Path,
+    extra: &[&str],
+) -> String {
+    let mut args: Vec<String> = vec![
+        "replay".into(),
+        trace.display().to_string(),
+        "--scheduler".into(),
+        "decima".into(),
+        "-q".into(),
+        "--out".into(),
+        dir.join("out").display().to_string(),
+    ];
+    if let Some(m) = model {
+        args.extend(["--decima-model".into(), m.display().to_string()]);
+    }
+    args.extend(extra.iter().map(|s| s.to_string()));
+    cli(&args).ok().stderr
+}
+
+/// The setting of replaying traces/small.csv on 2 default machines, as a model would record it.
+fn small_setting() -> decima::Setting {
+    let (w, c) = small();
+    let run = decima::RunShape::of(&w, &c, &[], 1.0);
+    decima::Setting {
+        machines: run.machines,
+        overbook: run.overbook,
+        speeds: None,
+        heartbeat: 1.0,
+        arrival: decima::setting::Arrival { poisson_mean: run.mean_gap.unwrap(), load: run.load },
+        jobs: w.jobs.len(),
+        dags: vec![decima::setting::DagSource { file: "small.csv".into(), format: None, query: None }],
+        executors: 20,
+        demands: "default".into(),
+        demand_seed: 0,
+    }
+}
+
+/// `replay --scheduler decima` prints one warning naming each differing field with both values
+/// when the run's setting is not the model's, nothing when it is, a note for a model without a
+/// setting, and it never fails the run.
+#[test]
+fn decima_replay_warns_when_the_setting_differs() {
+    let dir = tempdir();
+    let trace = repo("traces/small.csv");
+    let mut m = Model::init(4);
+    m.set_setting(&small_setting());
+    let matching = write(dir.path(), "matching.json", &m.to_json());
+    let e = replay_decima(&trace, Some(&matching), dir.path(), &["--machines", "2"]);
+    assert!(!e.contains("warning"), "a matching run: {e}");
+
+    let e = replay_decima(&trace, Some(&matching), dir.path(), &["--machines", "3", "--no-overbook"]);
+    assert_eq!(e.matches("warning").count(), 1, "one warning: {e}");
+    assert!(e.contains("matching.json was trained for another setting (3 field(s) differ"), "{e}");
+    assert!(e.contains("  machines: model trained with 2; this run has 3"), "{e}");
+    assert!(e.contains("  overbooked resources: model trained with disk,net; this run has none"), "{e}");
+    // A third more machines, the same jobs: the offered load falls by a third, beyond 1.5x.
+    assert!(e.contains("  offered load: model trained with 158%; this run has 106%"), "{e}");
+    assert!(!e.contains("capacity"), "{e}");
+
+    let e = replay_decima(&trace, Some(&matching), dir.path(), &["--machines", "2", "--heartbeat", "2"]);
+    assert!(e.contains("  heartbeat: model trained with 1 s; this run has 2 s"), "{e}");
+
+    // replay-compare warns too, once, when decima is among its schedulers.
+    let r = cli(&[
+        "replay-compare".as_ref(),
+        trace.as_os_str(),
+        "--schedulers".as_ref(),
+        "fifo,decima".as_ref(),
+        "--decima-model".as_ref(),
+        matching.as_os_str(),
+        "--machines".as_ref(),
+        "3".as_ref(),
+        "-q".as_ref(),
+    ])
+    .ok();
+    assert_eq!(r.stderr.matches("warning").count(), 1, "{}", r.stderr);
+    assert!(r.stderr.contains("machines: model trained with 2; this run has 3"), "{}", r.stderr);
+    let r =
+        cli(&["replay-compare".as_ref(), trace.as_os_str(), "--schedulers".as_ref(), "fifo".as_ref(), "-q".as_ref()])
+            .ok();
+    assert!(!r.stderr.contains("warning"), "no decima, no warning: {}", r.stderr);
+
+    // A file written before settings were kept: the setting is unknown.
+    let old = write(dir.path(), "old.json", &Model::init(4).to_json());
+    let e = replay_decima(&trace, Some(&old), dir.path(), &[]);
+    assert!(e.contains("warning: decima model") && e.contains("old.json records no training setting"), "{e}");
+
+    // The bundled model on its own setting's cluster: the small trace is slower-paced and
+    // smaller than TPC-H at 80% load, but the cluster matches.
+    let e = replay_decima(&trace, None, dir.path(), &[]);
+    assert!(!e.contains("capacity") && !e.contains("machines:"), "{e}");
+}
+
+/// `train-decima` records the setting it trained for: the cluster, heartbeat, arrival rate
+/// (given by --arrival, or by --load), jobs per episode and DAG sources; the flags' bad values
+/// are refused naming them.
+#[test]
+fn train_decima_records_its_setting() {
+    let dir = tempdir();
+    let q6 = repo("tests/data/tpch-2g-q6.json");
+    let train = |out: &str, extra: &[&str]| {
+        let mut args: Vec<String> = vec![
+            "train-decima".into(),
+            "--dags".into(),
+            q6.display().to_string(),
+            "--machines".into(),
+            "2".into(),
+            "--iterations".into(),
+            "1".into(),
+            "--rollouts".into(),
+            "2".into(),
+            "--episode-start".into(),
+            "40".into(),
+            "--eval-every".into(),
+            "0".into(),
+            "-q".into(),
+            "--out".into(),
+            dir.path().join(out).display().to_string(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        cli(&args)
+    };
+    train(
+        "a.json",
+        &["--arrival", "poisson:3", "--jobs", "12", "--heartbeat", "2", "--executors", "10", "--query", "6"],
+    )
+    .ok();
+    let m = Model::load(&dir.path().join("a.json")).unwrap();
+    let s = m.setting().unwrap().expect("a setting");
+    assert_eq!(s.machines.len(), 1);
+    assert_eq!(s.machines[0].count, 2);
+    assert_eq!(s.machines[0].capacity, ClusterSpec::default_capacity());
+    assert_eq!(s.overbook, ["disk", "net"]);
+    assert_eq!((s.heartbeat, s.jobs, s.executors), (2.0, 12, 10));
+    assert_eq!(s.arrival.poisson_mean, 3.0);
+    let load = s.arrival.load.expect("estimated");
+    assert!(load > 0.0 && load.is_finite(), "{load}");
+    assert_eq!(s.dags.len(), 1);
+    assert_eq!((s.dags[0].file.as_str(), s.dags[0].query), ("tpch-2g-q6.json", Some(6)));
+    assert_eq!(m.trained["config"]["max_jobs"], 12);
+    assert_eq!(m.trained["config"]["mean_gap"], 3.0);
+
+    // --load sets the rate instead; the model's own load is the target.
+    train("b.json", &["--load", "0.5", "--max-jobs", "9", "--no-overbook"]).ok();
+    let s = Model::load(&dir.path().join("b.json")).unwrap().setting().unwrap().unwrap();
+    assert_eq!((s.arrival.load, s.jobs), (Some(0.5), 9));
+    assert!(s.overbook.is_empty());
+    // The estimated load of a mean gap inverts the mean gap of a load.
+    train("c.json", &["--arrival", &format!("poisson:{}", s.arrival.poisson_mean), "--no-overbook"]).ok();
+    let c = Model::load(&dir.path().join("c.json")).unwrap().setting().unwrap().unwrap();
+    // (Up to the arrivals' rounding to milliseconds.)
+    assert!((c.arrival.load.unwrap() - 0.5).abs() < 1e-6, "{:?}", c.arrival);
+
+    for (extra, needle) in [
+        (&["--arrival", "fixed:3"][..], "--arrival"),
+        (&["--arrival", "poisson:0"][..], "--arrival"),
+        (&["--arrival", "poisson:3", "--load", "0.5"][..], "--load"),
+        (&["--jobs", "0"][..], "--jobs"),
+        (&["--heartbeat", "0"][..], "--heartbeat"),
+        (&["--speeds", "1,2"][..], "--speeds"),
+    ] {
+        let r = train("bad.json", extra);
+        assert_eq!(r.code, Some(if needle == "--load" { 2 } else { 1 }), "{extra:?}: {}", r.stderr);
+        assert!(r.stderr.contains(needle), "{extra:?}: {}", r.stderr);
+        assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    }
+    // Training with the setting of the small trace and replaying it there: no warning.
+    let e =
+        replay_decima(&repo("traces/small.csv"), Some(&dir.path().join("a.json")), dir.path(), &["--machines", "2"]);
+    assert!(e.contains("heartbeat: model trained with 2 s; this run has 1 s"), "{e}");
+}
+
+/// `gen-trace --style spark-sched-sim`: the documented shape (job count, one-slot tasks, one
+/// duration per stage equal to the stage's mean sample at --executors, Poisson arrivals at the
+/// given mean), deterministic for a seed; a decima replay of it with the bundled model warns
+/// about the cluster, and a replay with another scheduler does not.
+#[test]
+fn decima_spark_sched_sim_trace_has_the_documented_shape() {
+    let dir = tempdir();
+    let q6 = repo("tests/data/tpch-2g-q6.json");
+    let tpch: Vec<std::path::PathBuf> = ["2g", "5g", "10g", "20g"]
+        .iter()
+        .filter_map(|s| crate::util::shared(&format!("data/decima-tpch/json/tpch-{s}.json")))
+        .collect();
+    let files = if tpch.len() == 4 { tpch } else { vec![q6.clone()] };
+    let out = dir.path().join("ss.csv");
+    let gen = |out: &std::path::Path| {
+        let mut args: Vec<String> =
+            vec!["gen-trace".into(), "--style".into(), "spark-sched-sim".into(), "--dags".into()];
+        args.extend(files.iter().map(|p| p.display().to_string()));
+        for a in ["--jobs", "50", "--arrival", "poisson:25", "--executors", "10", "--seed", "1", "-q", "--out"] {
+            args.push(a.into());
+        }
+        args.push(out.display().to_string());
+        cli(&args).ok()
+    };
+    gen(&out);
+    let text = std::fs::read_to_string(&out).unwrap();
+    gen(&dir.path().join("again.csv"));
+    assert_eq!(text, std::fs::read_to_string(dir.path().join("again.csv")).unwrap(), "same seed, same bytes");
+    let (w, _) = trace::load(&out, &TraceOptions { format: None, queues: None }).unwrap();
+    assert_eq!(w.jobs.len(), 50);
+    for line in text.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        assert_eq!(&f[6..10], ["1", "0", "0", "0"], "cpu=1 only: {line}");
+        assert_eq!(f[11], "", "one duration per stage, no per-task list: {line}");
+    }
+    // Arrivals: exactly the seed's exponential draws (the arrival stream does not depend on
+    // which DAGs are drawn), and their mean gap within 3 standard errors of 25 s.
+    let want = trace::generate(&self::q6(), 50, ArrivalProcess::Poisson { mean: 25.0 }, 1, 1).unwrap();
+    let arrivals = |w: &Workload| w.jobs.iter().map(|j| j.arrival).collect::<Vec<_>>();
+    assert_eq!(arrivals(&w), arrivals(&want));
+    let gap = w.jobs[49].arrival / 49.0;
+    assert!((gap - 25.0).abs() <= 3.0 * 25.0 / 49f64.sqrt(), "mean gap {gap}");
+    // Durations: with the Q6 fixture alone every job is Q6, at its stage means for 10 executors.
+    let means = formats::tpch::parse_with(
+        &std::fs::read_to_string(&q6).unwrap(),
+        "q6",
+        None,
+        10,
+        formats::tpch::Durations::StageMean,
+    )
+    .unwrap();
+    let single = dir.path().join("q6.csv");
+    cli(&[
+        "gen-trace",
+        "--style",
+        "spark-sched-sim",
+        "--dags",
+        q6.to_str().unwrap(),
+        "--jobs",
+        "50",
+        "--executors",
+        "10",
+        "--arrival",
+        "poisson:25",
+        "--seed",
+        "1",
+        "-q",
+        "--out",
+        single.to_str().unwrap(),
+    ])
+    .ok();
+    let (w6, _) = trace::load(&single, &TraceOptions { format: None, queues: None }).unwrap();
+    for j in &w6.jobs {
+        let d: Vec<f64> = j.dag.tasks.iter().map(|t| t.duration).collect();
+        assert_eq!(d, means[0].tasks.iter().map(|t| t.duration).collect::<Vec<_>>());
+    }
+    // Flags that choose DAGs or demands another way are refused, naming them.
+    let r = cli(&[
+        "gen-trace",
+        "--style",
+        "spark-sched-sim",
+        "--dags",
+        q6.to_str().unwrap(),
+        "--jobs",
+        "3",
+        "--demands",
+        "mixed",
+    ]);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(r.stderr.contains("--demands"), "{}", r.stderr);
+    let r = cli(&[
+        "gen-trace",
+        "--style",
+        "spark-sched-sim",
+        "--dags",
+        &repo("traces/example.json").display().to_string(),
+        "--jobs",
+        "3",
+    ]);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(r.stderr.contains("example.json") && r.stderr.contains("TPC-H"), "{}", r.stderr);
+
+    // Replayed on 10 one-slot executors (the Q6 trace: a replay of the full mix takes longer
+    // than this test should): the bundled model warns about the cluster.
+    let cluster = ["--machines", "10", "--capacity", "cpu=1,mem=1,disk=1,net=1"];
+    let e = replay_decima(&single, None, dir.path(), &cluster);
+    assert_eq!(e.matches("warning").count(), 1, "{e}");
+    assert!(
+        e.contains(
+            "capacity: model trained with cpu=16,disk=200,mem=64,net=1250; this run has cpu=1,disk=1,mem=1,net=1"
+        ),
+        "{e}"
+    );
+    assert!(e.contains("mean arrival gap: model trained with 8.01 s (Poisson)"), "{e}");
+    let mut args = vec!["replay", single.to_str().unwrap(), "--scheduler", "fifo", "-q", "--out"];
+    let o = dir.path().join("fifo");
+    args.push(o.to_str().unwrap());
+    args.extend(cluster);
+    let r = cli(&args).ok();
+    assert!(!r.stderr.contains("warning"), "{}", r.stderr);
+}

@@ -207,8 +207,8 @@ C,2,q,s,1,5,1,1,0,0,,
 /// B, one 30 s task; both at 0. Without the bound Tetris runs the job with less work left
 /// first: A 0-4, B 4-34 (JCTs 4 and 34). With kappa 0.02, DRF charges in resource-time (a 1 s
 /// task charges its dominant share 1 x 1/60; B's task 30/60), both queues contending with equal
-/// shares: A's first two tasks credit B 1/120 each (B at 0.0167); a third would lift B to 0.025
-/// > 0.02, and B's task would lift A over the bound too (0.25 - 0.0167), so the strict pass
+/// shares: A's first two tasks credit B 1/120 each (B at 0.0167); a third would lift B to
+/// 0.025, over 0.02, and B's task would lift A over the bound too (0.25 - 0.0167), so the strict pass
 /// allows nothing and the fallback serves the most-owed queue, B: 2-32, then A 32-34 (JCTs 34
 /// and 32). Graphene's own scheduler, with the same bound, gets the same counters.
 #[test]

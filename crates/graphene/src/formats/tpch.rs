@@ -22,6 +22,10 @@
 //! and the executor count, and cycling through the list keeps each stage's duration mix the one
 //! Spark measured, including its stragglers. A stage with no sample at any key is an error.
 //!
+//! [`parse_with`] and [`Durations::StageMean`] give every task of a stage the mean of that
+//! sample list instead: spark-sched-sim's workload (`gen-trace --style spark-sched-sim`), where
+//! a stage is one duration, not a mix.
+//!
 //! Every task demands `cpu` = 1 (one executor slot) and nothing else: the file has no resource
 //! data, so a demand profile supplies the rest.
 
@@ -65,7 +69,27 @@ struct StageFile {
     fresh_durations: BTreeMap<String, Vec<f64>>,
 }
 
+/// What a stage's tasks run for, from the sample list the module doc's rule picks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durations {
+    /// Task i runs sample i mod len: the measured mix, stragglers included.
+    Samples,
+    /// Every task runs the samples' mean: one duration per stage.
+    StageMean,
+}
+
 pub fn parse(text: &str, name: &str, query: Option<u32>, executors: u32) -> Result<Vec<Dag>> {
+    parse_with(text, name, query, executors, Durations::Samples)
+}
+
+/// [`parse`], with the tasks' durations taken as `durations` says.
+pub fn parse_with(
+    text: &str,
+    name: &str,
+    query: Option<u32>,
+    executors: u32,
+    durations: Durations,
+) -> Result<Vec<Dag>> {
     let file: TpchFile = serde_json::from_str(text).map_err(|e| Error::from_json(&e))?;
     let prefix = match file.input_size.as_deref() {
         Some(size) if !size.trim().is_empty() => format!("tpch-{size}"),
@@ -88,18 +112,18 @@ pub fn parse(text: &str, name: &str, query: Option<u32>, executors: u32) -> Resu
                     if available.is_empty() { "(none)".to_string() } else { available.join(", ") }
                 )));
             };
-            Ok(vec![query_dag(&file.queries[qi], qi, &prefix, executors)?])
+            Ok(vec![query_dag(&file.queries[qi], qi, &prefix, executors, durations)?])
         }
         None => {
             if file.queries.is_empty() {
                 return Err(Error::field("queries", "the file holds no queries"));
             }
-            order.iter().map(|&qi| query_dag(&file.queries[qi], qi, &prefix, executors)).collect()
+            order.iter().map(|&qi| query_dag(&file.queries[qi], qi, &prefix, executors, durations)).collect()
         }
     }
 }
 
-fn query_dag(q: &QueryFile, qi: usize, prefix: &str, executors: u32) -> Result<Dag> {
+fn query_dag(q: &QueryFile, qi: usize, prefix: &str, executors: u32, durations: Durations) -> Result<Dag> {
     let at = format!("queries[{qi}] (query {})", q.query);
     let n = q.stages.len();
     if let Some(declared) = q.num_stages {
@@ -143,7 +167,10 @@ fn query_dag(q: &QueryFile, qi: usize, prefix: &str, executors: u32) -> Result<D
                 format!("{} is not a task count between 1 and {MAX_TASKS_PER_STAGE}", s.num_tasks),
             ));
         }
-        let samples = stage_samples(s, executors, &sat)?;
+        let mut samples = stage_samples(s, executors, &sat)?;
+        if durations == Durations::StageMean {
+            samples = vec![samples.iter().sum::<f64>() / samples.len() as f64];
+        }
         let cpu = ResVec::from_slice(&[1.0]);
         let tasks = (0..s.num_tasks as usize)
             .map(|i| TaskSpec { duration: samples[i % samples.len()] / 1000.0, demand: cpu })
@@ -259,6 +286,18 @@ mod tests {
         let dag = &parse(Q6, "f", None, 1).unwrap()[0];
         assert_eq!(durations(dag, "s0")[..3], [3.629, 3.417, 1.962]);
         assert_eq!(durations(dag, "s1"), [0.259]);
+    }
+
+    /// StageMean gives every task the mean of the list the key rule picks (not the mean over
+    /// the tasks, which would weigh the first samples more when the count is not a multiple).
+    #[test]
+    fn stage_mean_is_the_mean_of_the_picked_samples() {
+        let waves = r#""first_wave":{"2":[1000,2000],"5":[6000]},"rest_wave":{"2":[6000],"5":[]}"#;
+        let dag = &parse_with(&one_stage(7, waves), "f", None, 2, Durations::StageMean).unwrap()[0];
+        assert_eq!(durations(dag, "s0"), [3.0; 7]);
+        let dag = &parse_with(&one_stage(2, waves), "f", None, 5, Durations::StageMean).unwrap()[0];
+        assert_eq!(durations(dag, "s0"), [6.0; 2]);
+        assert!(dag.tasks.iter().all(|t| t.demand.0[..4] == [1.0, 0.0, 0.0, 0.0]));
     }
 
     #[test]

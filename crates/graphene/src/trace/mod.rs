@@ -8,6 +8,7 @@
 //!   in a [`SkipReport`].
 //! * [`generate`](mod@generate): a synthetic workload drawn from DAG files with a seeded arrival process.
 //! * [`load`]: the load a workload offers a cluster, and arrivals calibrated to a target load.
+//! * [`spark_sched_sim`]: spark-sched-sim's TPC-H job mix (one-slot tasks at stage means).
 //!
 //! [`load`] reads either format, telling them apart by content: a native CSV starts with its
 //! header line (`job,arrival,...`); an Alibaba file has no header (or the raw trace's own
@@ -20,6 +21,7 @@ pub mod alibaba;
 pub mod generate;
 pub mod load;
 pub mod native_csv;
+pub mod spark_sched_sim;
 
 pub use alibaba::{SkipReason, SkipReport};
 pub use generate::{generate, generate_from, ArrivalProcess};

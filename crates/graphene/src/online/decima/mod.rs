@@ -10,6 +10,7 @@
 //! * [`policy`]: the online policy (greedy by default, sampling during training).
 //! * [`train`]: REINFORCE with input-dependent baselines, curriculum, Adam, entropy bonus.
 //! * [`model`]: the weights file, and the model trained for this repository.
+//! * [`setting`]: the cluster and job mix a model was trained for, and how a run differs.
 //!
 //! # Actions, executors and limits
 //!
@@ -66,8 +67,10 @@ pub mod memo;
 pub mod model;
 pub mod net;
 pub mod policy;
+pub mod setting;
 pub mod train;
 
 pub use model::Model;
 pub use policy::{ActionLog, Decima};
+pub use setting::{RunShape, Setting};
 pub use train::{train, IterStats, TrainConfig, Trained};

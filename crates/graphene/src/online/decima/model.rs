@@ -4,10 +4,16 @@
 //! ```json
 //! {"format": "graphene-decima", "version": 1,
 //!  "arch": {"node_features": 8, "job_features": 2, "embed": 8, "hidden": 16, "levels": 20},
-//!  "params": [...], "trained": {"command": "...", "seed": 7, ...}}
+//!  "params": [...], "trained": {"config": {...}, "setting": {...}, ...}}
 //! ```
 //! A file whose architecture differs from this build's is refused with the field that differs,
 //! rather than read into the wrong places.
+//!
+//! `trained.setting` is the cluster and job mix the model was trained for ([`Setting`]), which
+//! runs are compared against. Files written before it was kept have none and still load (the
+//! setting is then unknown); a setting that is present must be well-formed, or the file is
+//! refused naming the field. It lives inside `trained`, not beside it, so the file's version is
+//! unchanged and older builds read newer files.
 
 use std::path::Path;
 
@@ -15,7 +21,8 @@ use serde::{Deserialize, Serialize};
 
 use super::features::{F, J};
 use super::net::{Arch, D, H, LEVELS};
-use crate::error::Result;
+use super::setting::Setting;
+use crate::error::{Error, Result};
 use crate::learn::file;
 
 pub const FORMAT: &str = "graphene-decima";
@@ -75,11 +82,100 @@ impl Model {
             ])?;
             Ok(Arch::new().len)
         })?;
-        Ok(Model { params, trained })
+        let model = Model { params, trained };
+        model.setting()?;
+        Ok(model)
+    }
+
+    /// The setting the model was trained for; None when the file records none (older files).
+    pub fn setting(&self) -> Result<Option<Setting>> {
+        match self.trained.get("setting") {
+            None | Some(serde_json::Value::Null) => Ok(None),
+            Some(v) => Setting::deserialize(v)
+                .map(Some)
+                .map_err(|e| Error::field("trained.setting", format!("not a training setting: {e}"))),
+        }
+    }
+
+    /// Records `setting` as `trained.setting` (turning absent notes into an object).
+    pub fn set_setting(&mut self, setting: &Setting) {
+        if !self.trained.is_object() {
+            self.trained = serde_json::json!({});
+        }
+        let v = serde_json::to_value(setting).expect("a setting serializes");
+        self.trained.as_object_mut().expect("an object").insert("setting".into(), v);
     }
 
     /// The file's text (deterministic: same weights, same bytes).
     pub fn to_json(&self) -> String {
         file::write(FORMAT, VERSION, &ArchInfo::current(), &self.params, &self.trained)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::online::decima::setting::{Arrival, DagSource};
+
+    fn setting() -> Setting {
+        let cap = [("cpu", 16.0), ("mem", 64.0)].into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        Setting {
+            machines: vec![crate::model::MachineGroup { count: 10, capacity: cap }],
+            overbook: vec!["disk".into(), "net".into()],
+            speeds: None,
+            heartbeat: 1.0,
+            arrival: Arrival { poisson_mean: 8.005451916037028, load: Some(0.8) },
+            jobs: 200,
+            dags: vec![DagSource { file: "tpch-2g.json".into(), format: Some("tpch".into()), query: Some(6) }],
+            executors: 20,
+            demands: "mixed".into(),
+            demand_seed: 7,
+        }
+    }
+
+    #[test]
+    fn the_setting_round_trips_through_the_weights_file() {
+        let mut m = Model::init(3);
+        assert_eq!(m.setting().unwrap(), None);
+        m.set_setting(&setting());
+        let back = Model::parse(&m.to_json()).unwrap();
+        assert_eq!(back.setting().unwrap(), Some(setting()));
+        assert_eq!(back.params, m.params);
+        assert_eq!(back.to_json(), m.to_json(), "same bytes after a round trip");
+        // Other notes are kept beside it.
+        let mut n = Model { trained: serde_json::json!({"seed": 4}), ..Model::init(3) };
+        n.set_setting(&setting());
+        assert_eq!(Model::parse(&n.to_json()).unwrap().trained["seed"], 4);
+    }
+
+    #[test]
+    fn a_file_without_a_setting_still_loads() {
+        let m = Model { trained: serde_json::json!({"machines": 10, "load": 0.8}), ..Model::init(2) };
+        let back = Model::parse(&m.to_json()).unwrap();
+        assert_eq!(back.setting().unwrap(), None, "unknown");
+        let null = Model::init(2).to_json();
+        assert!(null.contains("\"trained\":null"));
+        assert_eq!(Model::parse(&null).unwrap().setting().unwrap(), None);
+    }
+
+    #[test]
+    fn a_malformed_setting_is_refused_naming_the_field() {
+        let m = Model { trained: serde_json::json!({"setting": {"machines": 10}}), ..Model::init(2) };
+        let e = Model::parse(&m.to_json()).unwrap_err().to_string();
+        assert!(e.contains("trained.setting"), "{e}");
+    }
+
+    #[test]
+    fn the_bundled_model_records_its_setting() {
+        let m = Model::bundled().unwrap();
+        assert_eq!(m.to_json(), BUNDLED, "the bundled file is what this build writes, byte for byte");
+        let s = m.setting().unwrap().expect("the bundled model has a setting");
+        assert_eq!(s.machines.iter().map(|g| g.count).sum::<usize>(), 10);
+        assert_eq!(s.machines[0].capacity["cpu"], 16.0);
+        assert_eq!(s.overbook, vec!["disk".to_string(), "net".to_string()]);
+        assert_eq!(s.arrival.load, Some(0.8));
+        assert_eq!(s.jobs, 200);
+        assert_eq!(s.dags.len(), 4);
+        assert_eq!(s.executors, 20);
     }
 }

@@ -36,6 +36,7 @@ use rand_chacha::ChaCha8Rng;
 use super::model::Model;
 use super::net::{self, Arch};
 use super::policy::{Decima, Step};
+use super::setting::{self, Arrival, DagSource, Setting};
 use crate::error::{Error, Result};
 use crate::learn::Adam;
 use crate::model::{Cluster, Dag, Workload};
@@ -104,6 +105,45 @@ pub fn mean_gap_for_load(dags: &[Dag], cluster: &Cluster, load: f64, sample: usi
     let mut w = generate::generate(dags, sample.max(2), ArrivalProcess::Poisson { mean: 10.0 }, 1, seed)?;
     let factor = load::calibrate(&mut w, cluster, load)?;
     Ok(10.0 * factor)
+}
+
+/// The offered load of the bottleneck resource that Poisson arrivals with `mean_gap` put on
+/// `cluster`, estimated from `sample` jobs drawn with `seed` (the inverse of
+/// [`mean_gap_for_load`], for a setting given by its arrival rate).
+pub fn load_for_mean_gap(dags: &[Dag], cluster: &Cluster, mean_gap: f64, sample: usize, seed: u64) -> Result<f64> {
+    let w = generate::generate(dags, sample.max(2), ArrivalProcess::Poisson { mean: mean_gap }, 1, seed)?;
+    let (load, _) = load::bottleneck(&w, cluster);
+    if !(load.is_finite() && load > 0.0) {
+        return Err(Error::Usage("the jobs bring no work the cluster can do".into()));
+    }
+    Ok(load)
+}
+
+/// The setting a run of [`train`] on `cluster` with `cfg` is for, as the weights file records
+/// it: `load` is the offered load the arrival rate gives (target or estimate), `dags` where
+/// the jobs come from, `executors`, `demands` and `demand_seed` how their DAGs were read.
+pub fn setting(
+    cluster: &Cluster,
+    cfg: &TrainConfig,
+    load: Option<f64>,
+    dags: Vec<DagSource>,
+    executors: u32,
+    demands: &str,
+    demand_seed: u64,
+) -> Setting {
+    Setting {
+        machines: setting::groups(cluster),
+        overbook: setting::overbooked(cluster),
+        // Training runs every machine at speed 1 (train-decima refuses --speeds).
+        speeds: None,
+        heartbeat: cfg.heartbeat,
+        arrival: Arrival { poisson_mean: cfg.mean_gap, load },
+        jobs: cfg.max_jobs,
+        dags,
+        executors,
+        demands: demands.to_string(),
+        demand_seed,
+    }
 }
 
 pub use crate::learn::mix;
@@ -175,7 +215,10 @@ fn check(cfg: &TrainConfig) -> Result<()> {
         return bad(format!("episode growth {} must be a finite number >= 0", cfg.episode_growth));
     }
     if cfg.max_jobs == 0 {
-        return bad("at least one job per episode".into());
+        return bad("--jobs must be at least 1 (jobs per episode)".into());
+    }
+    if !(cfg.heartbeat.is_finite() && cfg.heartbeat > 0.0) {
+        return bad(format!("--heartbeat {} must be a finite number > 0", cfg.heartbeat));
     }
     Ok(())
 }
