@@ -85,27 +85,8 @@ impl Decima {
 
     fn pick(&mut self, scores: &[f64]) -> usize {
         match &mut self.mode {
-            Mode::Greedy => {
-                let mut best = 0;
-                for i in 1..scores.len() {
-                    if scores[i] > scores[best] {
-                        best = i;
-                    }
-                }
-                best
-            }
-            Mode::Sample(rng) => {
-                let p = net::softmax(scores);
-                let u: f64 = rng.gen();
-                let mut acc = 0.0;
-                for (i, pi) in p.iter().enumerate() {
-                    acc += pi;
-                    if u < acc {
-                        return i;
-                    }
-                }
-                p.len() - 1
-            }
+            Mode::Greedy => crate::learn::argmax(scores),
+            Mode::Sample(rng) => crate::learn::sample(scores, rng.gen()),
         }
     }
 }
