@@ -343,9 +343,11 @@ def main() -> None:
             mean, steps, jobs = run_episode(gym, metrics, agent, seq, a.seed, trace_jobs=tjobs)
             if a.log_jobs and ti == 0 and not logged:
                 with open(a.log_jobs, "w") as f:
-                    f.write(f"# {path}: trace job | arrival s | identified (size, query) || spark-sched-sim job | arrival s | (size, query) | stages\n")
+                    f.write(f"# {path}\n# trace: job, arrival s, stages, tasks, (size, query) identified"
+                            " || spark-sched-sim after reset: job, arrival s, (size, query), stages, tasks\n")
                     for tj, (t, size, q), sj in zip(tjobs, seq, jobs):
-                        f.write(f"{tj['job']} {tj['arrival']:.3f} {size} q{q} || {sj[0]} {sj[1]:.3f} {sj[2]} q{sj[3]} {len(sj[4])} stages {sum(s[0] for s in sj[4])} tasks\n")
+                        f.write(f"{tj['job']} {tj['arrival']:.3f} {len(tj['stages'])} {sum(s[1] for s in tj['stages'])} {size} q{q}"
+                                f" || {sj[0]} {sj[1]:.3f} {sj[2]} q{sj[3]} {len(sj[4])} {sum(s[0] for s in sj[4])}\n")
                 logged = True
             row = {"trace": os.path.basename(path), "agent": name, "seed": a.seed, "mean_jct_s": round(mean, 4), "steps": steps}
             rows.append(row)
