@@ -141,19 +141,24 @@ pub struct OfflineResult {
 pub fn build_schedule(dag: &Dag, cluster: &Cluster, cfg: &OfflineConfig) -> OfflineResult {
     let ranges = if cfg.cuts { cut_parts(dag) } else { vec![0..dag.stages.len()] };
     let mut placements: Vec<Placement> = Vec::with_capacity(dag.len());
-    let mut parts = Vec::with_capacity(ranges.len());
+    let mut parts: Vec<PartReport> = Vec::new();
     let mut offset = 0.0;
     for range in ranges {
-        let whole = range.start == 0 && range.end == dag.stages.len();
-        let sub_owned;
-        let sub = if whole {
-            dag
-        } else {
-            sub_owned = dag.sub(range.clone());
-            &sub_owned
-        };
         let first = dag.stages[range.start].first;
-        let (schedule, mut report) = search::search_part(sub, &cluster.machines, cfg);
+        let (schedule, mut report) = match single_task(dag, &range, &cluster.machines) {
+            Some(one) => one,
+            None => {
+                let whole = range.start == 0 && range.end == dag.stages.len();
+                let sub_owned;
+                let sub = if whole {
+                    dag
+                } else {
+                    sub_owned = dag.sub(range.clone());
+                    &sub_owned
+                };
+                search::search_part(sub, &cluster.machines, cfg)
+            }
+        };
         report.first_task = first;
         report.troublesome.iter_mut().for_each(|t| *t += first);
         let span = schedule.makespan();
@@ -164,7 +169,10 @@ pub fn build_schedule(dag: &Dag, cluster: &Cluster, cfg: &OfflineConfig) -> Offl
             end: p.end + offset,
         }));
         offset += span;
-        parts.push(report);
+        match parts.last_mut() {
+            Some(last) if last.folds(&report) => last.fold(&report),
+            _ => parts.push(report),
+        }
     }
     let candidates_explored = parts.iter().map(|p| p.candidates_explored).sum();
     let stopped_early = parts.iter().any(|p| p.stopped_early);
@@ -185,6 +193,17 @@ pub fn build_schedule(dag: &Dag, cluster: &Cluster, cfg: &OfflineConfig) -> Offl
         schedule,
         search: SearchReport { parts, candidates_explored, stopped_early, improve: improved, exact },
     }
+}
+
+/// A part of one stage of one task, placed by [`search::single`] without building its sub-DAG: a
+/// chain of a million stages is a million such parts. None for any other part, or a task that
+/// fits no machine (the search reports that).
+fn single_task(dag: &Dag, range: &std::ops::Range<usize>, caps: &[crate::model::ResVec]) -> Option<(Schedule, PartReport)> {
+    let stage = &dag.stages[range.start];
+    if range.len() != 1 || stage.len != 1 {
+        return None;
+    }
+    search::single(&dag.tasks[stage.first as usize], caps)
 }
 
 /// priScore of every task: 1 for the task that starts first in `schedule`, falling linearly to

@@ -8,7 +8,7 @@ use super::orders::{place_split, Order};
 use super::plan::{Direction, Keys, PlacementKey, Plan};
 use super::scores;
 use super::OfflineConfig;
-use crate::model::{Dag, Placement, ResVec, Schedule, TaskId};
+use crate::model::{Dag, Placement, ResVec, Schedule, Task, TaskId};
 
 /// What the search chose for one part.
 #[derive(Clone, Debug, Serialize)]
@@ -16,6 +16,10 @@ pub struct PartReport {
     /// Task range of the part in the whole DAG.
     pub first_task: TaskId,
     pub tasks: usize,
+    /// Parts this entry stands for: consecutive parts of one task each (a chain's stages
+    /// between cuts) are reported as one entry. Absent when 1.
+    #[serde(skip_serializing_if = "is_one")]
+    pub runs: usize,
     pub makespan: f64,
     /// True when the part skipped the search (no dependencies inside it).
     pub bypassed: bool,
@@ -55,40 +59,63 @@ pub struct PartReport {
     pub troublesome: Vec<TaskId>,
 }
 
-pub fn search_part(dag: &Dag, caps: &[ResVec], cfg: &OfflineConfig) -> (Schedule, PartReport) {
-    let mut report = PartReport {
-        first_task: 0,
-        tasks: dag.len(),
-        makespan: 0.0,
-        bypassed: false,
-        candidates_explored: 0,
-        candidate_stats: CandidateStats::default(),
-        long_threshold: None,
-        frag_threshold: None,
-        pairing: None,
-        order: None,
-        placement_key: None,
-        trouble_direction: None,
-        subset_sizes: [0, dag.len(), 0, 0],
-        stopped_early: false,
-        skipped_by_budget: 0,
-        inner_trouble: None,
-        trouble_stages: Vec::new(),
-        troublesome: Vec::new(),
-    };
-    if dag.len() == 1 {
-        // One task (every part of a chain): it starts at 0 on the first machine it fits, as the
-        // greedy below would place it, without building a resource-time space of every machine
-        // (on 1,000 machines that was most of the cost of a 100,000-stage chain).
-        let task = &dag.tasks[0];
-        if let Some(m) = caps.iter().position(|c| task.demand.fits_in(c)) {
-            report.bypassed = true;
-            report.candidates_explored = 1;
-            let schedule =
-                Schedule { placements: vec![Placement { task: 0, machine: m as u32, start: 0.0, end: task.duration }] };
-            report.makespan = schedule.makespan();
-            return (schedule, report);
+impl PartReport {
+    /// The report of a part before its search: nothing chosen yet, every task in S.
+    fn empty(tasks: usize) -> PartReport {
+        PartReport {
+            first_task: 0,
+            tasks,
+            runs: 1,
+            makespan: 0.0,
+            bypassed: false,
+            candidates_explored: 0,
+            candidate_stats: CandidateStats::default(),
+            long_threshold: None,
+            frag_threshold: None,
+            pairing: None,
+            order: None,
+            placement_key: None,
+            trouble_direction: None,
+            subset_sizes: [0, tasks, 0, 0],
+            stopped_early: false,
+            skipped_by_budget: 0,
+            inner_trouble: None,
+            trouble_stages: Vec::new(),
+            troublesome: Vec::new(),
         }
+    }
+
+    /// Whether `next` (the part right after this one) folds into this report: both are runs of
+    /// one-task parts. Why: a chain of a million stages has a million such parts, and a report
+    /// each made most of its output (about 300 bytes of JSON a part).
+    pub(super) fn folds(&self, next: &PartReport) -> bool {
+        self.tasks == self.runs && next.tasks == 1 && next.runs == 1 && self.bypassed && next.bypassed
+    }
+
+    /// Appends `next` (see [`PartReport::folds`]): the parts run back to back.
+    pub(super) fn fold(&mut self, next: &PartReport) {
+        self.tasks += 1;
+        self.runs += 1;
+        self.makespan += next.makespan;
+        self.candidates_explored += next.candidates_explored;
+        self.subset_sizes[1] += 1;
+    }
+}
+
+/// A part of one task: it starts at 0 on the first machine it fits, as the greedy would place
+/// it, without a resource-time space of every machine (on 1,000 machines that was most of the
+/// cost of a 100,000-stage chain). None when it fits no machine.
+pub(super) fn single(task: &Task, caps: &[ResVec]) -> Option<(Schedule, PartReport)> {
+    let m = caps.iter().position(|c| task.demand.fits_in(c))?;
+    let schedule = Schedule { placements: vec![Placement { task: 0, machine: m as u32, start: 0.0, end: task.duration }] };
+    let report = PartReport { bypassed: true, candidates_explored: 1, makespan: schedule.makespan(), ..PartReport::empty(1) };
+    Some((schedule, report))
+}
+
+pub fn search_part(dag: &Dag, caps: &[ResVec], cfg: &OfflineConfig) -> (Schedule, PartReport) {
+    let mut report = PartReport::empty(dag.len());
+    if let Some(one) = (dag.len() == 1).then(|| single(&dag.tasks[0], caps)).flatten() {
+        return one;
     }
     if !dag.has_edges() || dag.len() <= 1 {
         // Independent tasks: a troublesome set changes nothing but the packing order, which the
@@ -155,6 +182,10 @@ pub fn search_part(dag: &Dag, caps: &[ResVec], cfg: &OfflineConfig) -> (Schedule
     let schedule = best.plan.into_schedule();
     report.makespan = schedule.makespan();
     (schedule, report)
+}
+
+fn is_one(n: &usize) -> bool {
+    *n == 1
 }
 
 fn is_zero(n: &usize) -> bool {
