@@ -2,7 +2,7 @@
 
 use std::cell::Cell;
 
-use super::segments::{Query, Segments};
+use super::segments::{Fit, Query, Segments};
 use crate::model::{ResVec, MAX_RESOURCES};
 
 #[derive(Clone, Debug, Default)]
@@ -119,9 +119,15 @@ impl Profile {
             let first = if j < 0 && zero_fits {
                 -1
             } else {
-                match self.segs.first_fit(j.max(0) as usize, &q) {
-                    Some(f) => f as isize,
-                    None => return Err(None),
+                match self.segs.first_fit(j.max(0) as usize, &q, limit) {
+                    Fit::At(f) => f as isize,
+                    // Nothing fits before segment p, which starts at or after the limit.
+                    Fit::Past(p) => {
+                        let bound = self.segs.time(p);
+                        remember(bound);
+                        return Err(Some(bound));
+                    }
+                    Fit::Nowhere => return Err(None),
                 }
             };
             if first > j {
@@ -193,11 +199,17 @@ impl Profile {
         // The segment whose half-open interval contains instants just before `e`.
         let mut j = self.segs.partition_point(|&x| x < e) as isize - 1;
         loop {
-            let last = if j < 0 { None } else { self.segs.last_fit(j as usize, &q).map(|f| f as isize) };
+            let last = if j < 0 { Fit::Nowhere } else { self.segs.last_fit(j as usize, &q, limit) };
             let last = match last {
-                Some(f) => f,
-                None if zero_fits => -1,
-                None => return Err(None),
+                Fit::At(f) => f as isize,
+                // Nothing fits after segment p, which ends at or before the limit.
+                Fit::Past(p) => {
+                    let bound = self.segs.time(p + 1);
+                    remember(bound);
+                    return Err(Some(bound));
+                }
+                Fit::Nowhere if zero_fits => -1,
+                Fit::Nowhere => return Err(None),
             };
             if last < j {
                 e = self.segs.time((last + 1) as usize);

@@ -214,12 +214,21 @@ impl Segments {
         (self.width..MAX_RESOURCES).all(|k| !q.over(k, 0.0))
     }
 
-    /// First logical segment at or after `from` where `q` fits.
-    pub fn first_fit(&self, from: usize, q: &Query) -> Option<usize> {
+    /// First logical segment at or after `from` where `q` fits, searched only while segments
+    /// start before `limit`: `Past(i)` when segment `i` starts at or after `limit` and none
+    /// before it (from `from` on) fits. Why the limit: a machine asked during a scan only has to
+    /// beat the best answer so far, and on a busy machine the first fit often lies far beyond it;
+    /// without the limit the search walked there (two thirds of the tree steps of a
+    /// 100,000-task layered DAG on 1,000 machines).
+    pub fn first_fit(&self, from: usize, q: &Query, limit: f64) -> Fit {
         if from >= self.len || !self.rest_fits(q) {
-            return None;
+            return Fit::Nowhere;
         }
-        self.rightward(self.base + from, |n| self.may_fit(n, q)).map(|p| p - self.base)
+        let stop = |node: usize| {
+            let slot = self.leftmost(node);
+            (self.times[slot] >= limit).then_some(slot)
+        };
+        self.rightward(self.base + from, |n| self.may_fit(n, q), stop).logical(self.base)
     }
 
     /// First logical segment at or after `from` where `q` does not fit.
@@ -230,15 +239,24 @@ impl Segments {
         if !self.rest_fits(q) {
             return Some(from);
         }
-        self.rightward(self.base + from, |n| self.has_blocked(n, q)).map(|p| p - self.base)
+        self.rightward(self.base + from, |n| self.has_blocked(n, q), |_| None).logical(self.base).index()
     }
 
-    /// Last logical segment at or before `upto` where `q` fits.
-    pub fn last_fit(&self, upto: usize, q: &Query) -> Option<usize> {
+    /// Last logical segment at or before `upto` where `q` fits, searched only while segments
+    /// end after `limit` (the mirror of [`Segments::first_fit`]): `Past(i)` when segment `i`
+    /// ends at or before `limit` (at the start of segment `i + 1`) and none after it (up to
+    /// `upto`) fits.
+    pub fn last_fit(&self, upto: usize, q: &Query, limit: f64) -> Fit {
         if upto >= self.len || !self.rest_fits(q) {
-            return None;
+            return Fit::Nowhere;
         }
-        self.leftward(self.base + upto, |n| self.may_fit(n, q)).map(|p| p - self.base)
+        let stop = |node: usize| {
+            // The search moves left from `upto`, so this subtree's last slot is before it and
+            // occupied; it ends where the next slot starts.
+            let slot = self.rightmost(node);
+            (self.times[slot + 1] <= limit).then_some(slot)
+        };
+        self.leftward(self.base + upto, |n| self.may_fit(n, q), stop).logical(self.base)
     }
 
     /// Last logical segment at or before `upto` where `q` does not fit.
@@ -249,21 +267,38 @@ impl Segments {
         if !self.rest_fits(q) {
             return Some(upto);
         }
-        self.leftward(self.base + upto, |n| self.has_blocked(n, q)).map(|p| p - self.base)
+        self.leftward(self.base + upto, |n| self.has_blocked(n, q), |_| None).logical(self.base).index()
+    }
+
+    /// The first physical slot under `node`.
+    fn leftmost(&self, node: usize) -> usize {
+        let levels = self.cap.trailing_zeros() - node.ilog2();
+        (node << levels) - self.cap
+    }
+
+    /// The last physical slot under `node`.
+    fn rightmost(&self, node: usize) -> usize {
+        let levels = self.cap.trailing_zeros() - node.ilog2();
+        ((node + 1) << levels) - 1 - self.cap
     }
 
     /// The first occupied slot at or after slot `p` whose leaf passes `pass`, where `pass` on a
     /// node is true whenever some leaf under it passes (it may also be true when none does).
+    /// Before descending into a passing subtree `stop` may end the search (`Past` of the slot
+    /// it names): everything before that subtree has been ruled out.
     ///
     /// A depth-first search in slot order that starts at the leaf and climbs only as far as it
     /// must: a match a few slots away costs a few steps, one far away about two tree heights.
     /// Empty slots never pass (their bounds are infinite the wrong way).
-    fn rightward(&self, p: usize, pass: impl Fn(usize) -> bool) -> Option<usize> {
+    fn rightward(&self, p: usize, pass: impl Fn(usize) -> bool, stop: impl Fn(usize) -> Option<usize>) -> Fit {
         let mut node = p + self.cap;
         loop {
             if pass(node) {
                 if node >= self.cap {
-                    return Some(node - self.cap);
+                    return Fit::At(node - self.cap);
+                }
+                if let Some(slot) = stop(node) {
+                    return Fit::Past(slot);
                 }
                 node *= 2;
                 continue;
@@ -271,7 +306,7 @@ impl Segments {
             // The next subtree to the right: climb while this is a right child.
             while node & 1 == 1 {
                 if node == 1 {
-                    return None;
+                    return Fit::Nowhere;
                 }
                 node >>= 1;
             }
@@ -280,12 +315,15 @@ impl Segments {
     }
 
     /// The mirror of [`Segments::rightward`]: the last passing slot at or before `p`.
-    fn leftward(&self, p: usize, pass: impl Fn(usize) -> bool) -> Option<usize> {
+    fn leftward(&self, p: usize, pass: impl Fn(usize) -> bool, stop: impl Fn(usize) -> Option<usize>) -> Fit {
         let mut node = p + self.cap;
         loop {
             if pass(node) {
                 if node >= self.cap {
-                    return Some(node - self.cap);
+                    return Fit::At(node - self.cap);
+                }
+                if let Some(slot) = stop(node) {
+                    return Fit::Past(slot);
                 }
                 node = 2 * node + 1;
                 continue;
@@ -295,9 +333,37 @@ impl Segments {
                 node >>= 1;
             }
             if node == 1 {
-                return None;
+                return Fit::Nowhere;
             }
             node -= 1;
+        }
+    }
+}
+
+/// What a search for a fitting segment found: the segment, the segment where it stopped at its
+/// limit, or (to the end of the history) nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Fit {
+    At(usize),
+    Past(usize),
+    Nowhere,
+}
+
+impl Fit {
+    /// From physical slots to logical segments.
+    fn logical(self, base: usize) -> Fit {
+        match self {
+            Fit::At(p) => Fit::At(p - base),
+            Fit::Past(p) => Fit::Past(p - base),
+            Fit::Nowhere => Fit::Nowhere,
+        }
+    }
+
+    /// The segment found, for searches without a limit.
+    fn index(self) -> Option<usize> {
+        match self {
+            Fit::At(i) => Some(i),
+            Fit::Past(_) | Fit::Nowhere => None,
         }
     }
 }
