@@ -110,7 +110,13 @@ fn the_search_work_budget_narrows_the_candidates_and_says_so() {
     assert_eq!(part["subset_sizes"][0], 0, "only the empty troublesome set");
     let explored = all["search"]["parts"][0]["candidates_explored"].as_u64().unwrap();
     assert!(explored > 1);
-    assert_eq!(part["skipped_by_budget"].as_u64(), Some((explored - 1) * 2));
+    // With no budget only the empty set is made: every other threshold pair is left unsplit,
+    // and S (the whole DAG) is placed forward only.
+    let pairs = all["search"]["parts"][0]["threshold_pairs"].as_u64().unwrap();
+    assert_eq!(part["unexamined"].as_u64(), Some(pairs - 1));
+    assert!(part.get("skipped_by_budget").is_none());
+    assert_eq!(part["forward_only"], true);
+    assert!(all["search"]["parts"][0].get("forward_only").is_none());
     assert_eq!((narrow["makespan"].as_f64(), all["makespan"].as_f64()), (Some(94.0), Some(86.0)));
     validate_all(&dag, &[&all, &narrow]);
     let r =

@@ -28,6 +28,14 @@ pub struct CandidateStats {
     pub duplicates: usize,
     /// Sets T larger than the pruning limit.
     pub pruned: usize,
+    /// Threshold pairs never split into a set because the work budget could not place more
+    /// candidates than those made before them (`--search-work`); absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unexamined: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Threshold values on a grid of step `step` in (0, 1], keeping only values that change the
@@ -91,6 +99,9 @@ fn pairing_seeds(dag: &Dag, scores: &Scores, caps: &[ResVec], longs: &[f64]) -> 
     out
 }
 
+/// At most `max` candidates are made (the empty set counts); the pairs after them are only
+/// counted (`unexamined`): splitting a pair costs two sweeps of the part, and on a part of a
+/// million tasks the budget places the empty set alone.
 #[allow(clippy::too_many_arguments)]
 pub fn candidates(
     dag: &Dag,
@@ -99,6 +110,7 @@ pub fn candidates(
     step: f64,
     max_fraction: f64,
     pairing: bool,
+    max: usize,
     deadline: &crate::Deadline,
 ) -> (Vec<Candidate>, CandidateStats, bool) {
     let steps = (1.0 / step).round().max(1.0) as usize;
@@ -128,7 +140,12 @@ pub fn candidates(
     let mut seen: HashSet<BitVec> = HashSet::new();
     let mut out = Vec::new();
     let mut stopped = false;
-    for (long, frag, pair, seed) in pairs {
+    let total = pairs.len();
+    for (i, (long, frag, pair, seed)) in pairs.into_iter().enumerate() {
+        if out.len() >= max.max(1) {
+            stats.unexamined = total - i;
+            break;
+        }
         if !out.is_empty() && deadline.expired() {
             stopped = true;
             break;

@@ -57,7 +57,8 @@ fn placed<'a>(mut plan: Plan<'a>, subset: &[u32], mask: &[bool], dir: Direction,
 /// order whose backward passes left idle gaps is judged by what it becomes. With `recurse`, a
 /// large T is also placed by the construction itself (see [`inner_bases`]), and each such
 /// placement of T is carried through the four orders like the plain one; the most compact
-/// result wins, the plain placement on ties.
+/// result wins, the plain placement on ties. With `forward_only`, S is placed forward only
+/// (see [`PartReport::forward_only`](super::PartReport::forward_only)).
 pub fn place_split<'a>(
     dag: &'a Dag,
     caps: &[ResVec],
@@ -65,6 +66,7 @@ pub fn place_split<'a>(
     keys: &Keys,
     compact: bool,
     recurse: bool,
+    forward_only: bool,
 ) -> Placed<'a> {
     use Direction::{Backward as B, Forward as F};
     let masks = [Part::T, Part::S, Part::P, Part::C].map(|p| split.mask(p));
@@ -74,8 +76,8 @@ pub fn place_split<'a>(
     // Everything after T, from a plan holding T alone.
     let rest = |base: Plan<'a>| -> (Plan<'a>, Order) {
         // S next, in either direction: nothing adjacent to S is placed yet.
-        let (ts, _) =
-            better((placed(base.clone(), &split.s, ms, F, keys), F), (placed(base.clone(), &split.s, ms, B, keys), B));
+        let forward = (placed(base.clone(), &split.s, ms, F, keys), F);
+        let (ts, _) = if forward_only { forward } else { better(forward, (placed(base.clone(), &split.s, ms, B, keys), B)) };
         let mut best = (fin(placed(placed(ts.clone(), &split.c, mc, F, keys), &split.p, mp, B, keys)), Order::Tscp);
         if !split.p.is_empty() && !split.c.is_empty() {
             best = better(best, (fin(placed(placed(ts, &split.p, mp, B, keys), &split.c, mc, F, keys)), Order::Tspc));

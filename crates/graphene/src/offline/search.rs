@@ -46,6 +46,12 @@ pub struct PartReport {
     /// (`--search-work`); absent when none was.
     #[serde(skip_serializing_if = "is_zero")]
     pub skipped_by_budget: usize,
+    /// True when the part is so large that placing the empty troublesome set under every key,
+    /// S forward and backward, would alone exceed the work budget (`--search-work`): S was then
+    /// placed forward only, which halves the floor's cost (parts of over 50,000 tasks with the
+    /// default budget and keys). Absent otherwise.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub forward_only: bool,
     /// With `--recurse on`: the size of T's own troublesome set when placing T by the
     /// construction won; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -79,6 +85,7 @@ impl PartReport {
             subset_sizes: [0, tasks, 0, 0],
             stopped_early: false,
             skipped_by_budget: 0,
+            forward_only: false,
             inner_trouble: None,
             trouble_stages: Vec::new(),
             troublesome: Vec::new(),
@@ -130,25 +137,29 @@ pub fn search_part(dag: &Dag, caps: &[ResVec], cfg: &OfflineConfig) -> (Schedule
         return (schedule, report);
     }
     let sc = scores::compute(dag, caps);
-    let (cands, stats, stopped) =
-        candidates(dag, &sc, caps, cfg.grid_step, cfg.max_trouble, cfg.pairing, &cfg.deadline);
-    report.candidate_stats = stats;
     let keys: Vec<Keys> = cfg.keys.iter().map(|&k| Keys::new(dag, k)).collect();
-    let mut jobs: Vec<(usize, usize)> = (0..cands.len()).flat_map(|c| (0..keys.len()).map(move |k| (c, k))).collect();
     // The work budget, counted in whole candidate plans so that the result depends on the input
-    // and the budget only, never on the machine.
+    // and the budget only, never on the machine; candidates it could never place are not made.
     let allowed = (cfg.search_work / dag.len().max(1) as u64).max(keys.len() as u64);
+    let most = usize::try_from(allowed.div_ceil(keys.len().max(1) as u64)).unwrap_or(usize::MAX);
+    let (cands, stats, stopped) =
+        candidates(dag, &sc, caps, cfg.grid_step, cfg.max_trouble, cfg.pairing, most, &cfg.deadline);
+    report.candidate_stats = stats;
+    let mut jobs: Vec<(usize, usize)> = (0..cands.len()).flat_map(|c| (0..keys.len()).map(move |k| (c, k))).collect();
     if (jobs.len() as u64) > allowed {
         report.skipped_by_budget = jobs.len() - allowed as usize;
         jobs.truncate(allowed as usize);
     }
+    // The floor places S (all of the part) both ways under every key: 2 x keys x tasks.
+    report.forward_only = (2 * keys.len() as u64).saturating_mul(dag.len() as u64) > cfg.search_work;
+    let forward_only = report.forward_only;
     // Candidate 0 (the empty set: plain greedy) is always placed, so that a search stopped at
     // its deadline still returns a valid schedule; the others only while time is left.
     let results: Vec<_> = jobs
         .par_iter()
         .map(|&(c, k)| {
             (c == 0 || !cfg.deadline.expired())
-                .then(|| place_split(dag, caps, &cands[c].split, &keys[k], cfg.compact, cfg.recurse))
+                .then(|| place_split(dag, caps, &cands[c].split, &keys[k], cfg.compact, cfg.recurse, forward_only))
         })
         .collect();
     report.stopped_early = stopped || results.iter().any(Option::is_none);
