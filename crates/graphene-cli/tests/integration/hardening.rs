@@ -378,3 +378,30 @@ fn a_search_stopped_at_its_time_limit_returns_a_valid_schedule() {
         "--grid-step 0.000000001 must be in [0.001, 1]",
     );
 }
+
+/// Issue 17, item 4: a chain longer than the exact cut test's 20,000 stages is still cut at
+/// every stage (the linear bound), each one-task part is placed without a search and the run of
+/// them is reported as one part entry; the schedule is the chain end to end and validates.
+#[test]
+fn a_long_chain_is_cut_at_every_stage_and_reported_as_one_run() {
+    let n = 25_000;
+    let stages: Vec<String> = (0..n)
+        .map(|i| {
+            let parents = if i == 0 { String::new() } else { format!(r#","parents":["s{}"]"#, i - 1) };
+            format!(r#"{{"id":"s{i}","tasks":1,"duration":{},"demands":{{"cpu":1}}{parents}}}"#, 1 + i % 3)
+        })
+        .collect();
+    let dir = tempdir();
+    let dag = write(dir.path(), "chain.json", &format!(r#"{{"name":"chain","resources":["cpu"],"stages":[{}]}}"#, stages.join(",")));
+    let sched = dir.path().join("s.json");
+    run(&["build-schedule", &p(&dag), "--machines", "3", "--capacity", "cpu=4", "-q", "--no-timing", "--out", &p(&sched)]).ok();
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&sched).unwrap()).unwrap();
+    let total: f64 = (0..n).map(|i| (1 + i % 3) as f64).sum();
+    assert_eq!(v["makespan"].as_f64(), Some(total));
+    let parts = v["search"]["parts"].as_array().unwrap();
+    assert_eq!(parts.len(), 1, "one entry for the whole run");
+    assert_eq!((parts[0]["tasks"].as_u64(), parts[0]["runs"].as_u64()), (Some(n as u64), Some(n as u64)));
+    assert_eq!(parts[0]["bypassed"], true);
+    assert_eq!(parts[0]["makespan"].as_f64(), Some(total));
+    run(&["validate", &p(&dag), &p(&sched), "--machines", "3", "--capacity", "cpu=4"]).ok();
+}
