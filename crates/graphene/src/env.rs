@@ -348,7 +348,7 @@ impl Agent {
             Reference::Decima { arch, params } => {
                 let mut cache = EmbedCache::default();
                 let mut pass = cache::forward(arch, params, obs, &mut cache);
-                let c = argmax(&pass.q);
+                let c = argmax(&pass.gnn.q);
                 let v = obs.cand[c] as usize;
                 net::score_limits(arch, params, obs, &mut pass, obs.job_of[v] as usize);
                 let k = argmax(&pass.w);

@@ -134,7 +134,7 @@ impl Policy for Decima {
                 break;
             }
             let mut pass = cache::forward(&self.arch, &self.params, &obs, &mut self.cache);
-            let c = self.pick(&pass.q);
+            let c = self.pick(&pass.gnn.q);
             let v = obs.cand[c] as usize;
             net::score_limits(&self.arch, &self.params, &obs, &mut pass, obs.job_of[v] as usize);
             let k = self.pick(&pass.w);
