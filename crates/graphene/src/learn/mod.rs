@@ -13,6 +13,7 @@
 pub mod file;
 pub mod gnn;
 mod mlp;
+pub mod reinforce;
 
 pub use mlp::{glorot_init, Mlp};
 
