@@ -1,5 +1,6 @@
 //! The flags `train-decima` and `train-lachesis` share, flattened into both, and what both do
-//! with them: pick the initial weights, write the weights file, name the DAG files. Each
+//! with them: pick the initial weights, write the weights file, name the DAG files, record the
+//! held-out scores. Each
 //! trainer keeps its own help texts and defaults (its [`Trainer`]), so both commands' `--help`
 //! and every command line read as before. The flags come in two groups because each command
 //! lists its own flags between them, and the help lists flags in declaration order.
@@ -91,4 +92,29 @@ impl<T: Trainer> Output<T> {
 /// The DAG files' names (without their folders), as the weights file records them.
 pub fn dag_names(dags: &[PathBuf]) -> Vec<String> {
     dags.iter().map(|p| p.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()).collect()
+}
+
+/// The held-out scores as the weights file records them, each `{"iteration": i, key: score}`:
+/// every scored iteration (the learning curve) and the chosen one.
+pub fn scores_json(
+    scores: impl IntoIterator<Item = (usize, f64)>,
+    chosen: Option<(usize, f64)>,
+    key: &str,
+) -> (Vec<serde_json::Value>, Option<serde_json::Value>) {
+    let one = |(it, score): (usize, f64)| {
+        let mut m = serde_json::Map::new();
+        m.insert("iteration".into(), it.into());
+        m.insert(key.into(), score.into());
+        serde_json::Value::Object(m)
+    };
+    (scores.into_iter().map(one).collect(), chosen.map(one))
+}
+
+/// The closing line's account of the weights written: the chosen iteration and its score as
+/// `describe` puts it, or the last weights when nothing was scored.
+pub fn kept(chosen: Option<(usize, f64)>, describe: impl Fn(f64) -> String) -> String {
+    match chosen {
+        Some((it, score)) => format!("kept iteration {it} ({})", describe(score)),
+        None => "kept the last iteration (nothing scored)".into(),
+    }
 }

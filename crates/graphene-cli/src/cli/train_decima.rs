@@ -158,16 +158,12 @@ pub fn run(a: Args) -> Result<i32> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let stats = &trained.stats;
-    let curve: Vec<_> = stats
-        .iter()
-        .filter_map(|s| s.eval_jct.map(|j| serde_json::json!({"iteration": s.iteration, "mean_jct": j})))
-        .collect();
+    let scores = trained.stats.iter().filter_map(|s| s.eval_jct.map(|j| (s.iteration, j)));
+    let (curve, chosen) = train_args::scores_json(scores, trained.best_at, "mean_jct");
     let dag_names = train_args::dag_names(&a.dags);
     // The written weights are the best-scoring ones on the held-out workloads (model selection);
     // the file says which iteration they come from.
     let mut model = trained.best;
-    let chosen = trained.best_at.map(|(it, jct)| serde_json::json!({"iteration": it, "mean_jct": jct}));
     let sources = dag_names
         .iter()
         .map(|file| decima::setting::DagSource {
@@ -191,10 +187,7 @@ pub fn run(a: Args) -> Result<i32> {
     model.set_setting(&setting);
     a.output.write(&model, &a.dags)?;
     if !a.output.quiet {
-        let kept = match trained.best_at {
-            Some((it, jct)) => format!("kept iteration {it} (held-out mean JCT {jct:.2} s)"),
-            None => "kept the last iteration (nothing scored)".into(),
-        };
+        let kept = train_args::kept(trained.best_at, |jct| format!("held-out mean JCT {jct:.2} s"));
         eprintln!(
             "train-decima: {} iterations x {} rollouts in {:.1} s (mean gap {:.2} s, offered load {:.3}), {kept}, wrote {}",
             a.steps.iterations,

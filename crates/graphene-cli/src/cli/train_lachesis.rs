@@ -128,14 +128,10 @@ pub fn run(a: Args) -> Result<i32> {
             None => {}
         }
     })?;
-    let curve: Vec<_> = trained
-        .stats
-        .iter()
-        .filter_map(|s| s.eval_ratio.map(|r| serde_json::json!({"iteration": s.iteration, "held_out_ratio": r})))
-        .collect();
+    let scores = trained.stats.iter().filter_map(|s| s.eval_ratio.map(|r| (s.iteration, r)));
+    let (curve, chosen) = train_args::scores_json(scores, trained.best_at, "held_out_ratio");
     let dag_names = train_args::dag_names(&a.dags);
     let mut model = trained.best;
-    let chosen = trained.best_at.map(|(it, r)| serde_json::json!({"iteration": it, "held_out_ratio": r}));
     model.trained = serde_json::json!({
         "setting": {
             "dags": dag_names,
@@ -153,10 +149,7 @@ pub fn run(a: Args) -> Result<i32> {
     });
     a.output.write(&model, &a.dags)?;
     if !a.output.quiet {
-        let kept = match trained.best_at {
-            Some((it, r)) => format!("kept iteration {it} (held-out greedy / rankup-deft {r:.4})"),
-            None => "kept the last iteration (nothing scored)".into(),
-        };
+        let kept = train_args::kept(trained.best_at, |r| format!("held-out greedy / rankup-deft {r:.4}"));
         eprintln!(
             "train-lachesis: {} iterations x {} rollouts in {:.1} s, {kept}, wrote {}",
             a.steps.iterations,
