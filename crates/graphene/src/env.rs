@@ -40,7 +40,7 @@ use std::thread::JoinHandle;
 use crate::error::{Error, Result};
 use crate::model::{Cluster, ResVec, Workload};
 use crate::online::decima::cache::{self, EmbedCache};
-use crate::online::decima::features::{any_fits, observe, take, JobTrack, Obs, Tracks};
+use crate::online::decima::features::{any_fits, cluster_total, observe, take, JobTrack, Obs, Tracks};
 use crate::online::decima::model::Model;
 use crate::online::decima::net::{self, level_value, Arch, LEVELS};
 use crate::online::{self, OnlineSettings, Policy, TaskRef};
@@ -348,10 +348,10 @@ impl Agent {
             Reference::Decima { arch, params } => {
                 let mut cache = EmbedCache::default();
                 let mut pass = cache::forward(arch, params, obs, &mut cache);
-                let c = argmax(&pass.q);
+                let c = crate::learn::argmax(&pass.gnn.q);
                 let v = obs.cand[c] as usize;
                 net::score_limits(arch, params, obs, &mut pass, obs.job_of[v] as usize);
-                let k = argmax(&pass.w);
+                let k = crate::learn::argmax(&pass.w);
                 Some(Action { node: v, level: pass.levels[k] })
             }
             Reference::Policy(p) => {
@@ -374,16 +374,6 @@ impl Agent {
     }
 }
 
-fn argmax(v: &[f64]) -> usize {
-    let mut best = 0;
-    for i in 1..v.len() {
-        if v[i] > v[best] {
-            best = i;
-        }
-    }
-    best
-}
-
 impl Policy for Agent {
     fn name(&self) -> String {
         "agent".into()
@@ -399,21 +389,9 @@ impl Policy for Agent {
     }
 
     fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
-        let total = *self.total.get_or_insert_with(|| view.caps.iter().fold(ResVec::ZERO, |a, c| a.add(c)));
+        let total = *self.total.get_or_insert_with(|| cluster_total(view));
         let mut left = *free;
-        for &job in view.active() {
-            let Some(tr) = self.jobs.get_mut(job) else { continue };
-            if tr.committed.is_empty() {
-                continue;
-            }
-            let committed = std::mem::take(&mut tr.committed);
-            for &s in &committed {
-                if take(view, tr, &total, job, s, tr.limit, false, &mut left, out) > 0 {
-                    self.touched.push(job);
-                }
-            }
-            tr.committed = committed;
-        }
+        self.jobs.refill_committed(view, &total, &mut left, out, &mut self.touched);
         let cap = view.caps[machine];
         loop {
             if !any_fits(view, &self.jobs, &left) {
@@ -449,32 +427,18 @@ impl Policy for Agent {
             let (job, stage) = obs.stage[v];
             let tr = self.jobs.get_mut(job).expect("observed jobs are tracked");
             let n = take(view, tr, &total, job, stage, limit, true, &mut left, out);
-            tr.limit = limit;
+            tr.commit(stage, limit);
             self.touched.push(job);
-            if !tr.committed.contains(&stage) {
-                tr.committed.push(stage);
-            }
             if n == 0 {
                 break;
             }
         }
-        for job in self.touched.drain(..) {
-            if let Some(tr) = self.jobs.get_mut(job) {
-                tr.pend.iter_mut().for_each(|p| *p = 0);
-                tr.pend_held = ResVec::ZERO;
-            }
-        }
+        self.jobs.clear_picks(&mut self.touched);
     }
 
     fn launched(&mut self, view: &View, t: TaskRef) {
         if let Some(tr) = self.jobs.get_mut(t.job) {
-            let dag = view.dag(t.job);
-            let s = dag.tasks[t.task as usize].stage as usize;
-            tr.launched[s] += 1;
-            tr.held.add_assign(&view.requested(t.job, t.task));
-            if tr.launched[s] >= dag.stages[s].len {
-                tr.committed.retain(|&c| c as usize != s);
-            }
+            tr.book_launch(view, t);
         }
         if let Some(Reference::Policy(p)) = &mut self.reference {
             p.launched(view, t);
@@ -493,9 +457,7 @@ impl Policy for Agent {
             return;
         }
         if let Some(tr) = self.jobs.get_mut(t.job) {
-            let s = view.dag(t.job).tasks[t.task as usize].stage as usize;
-            tr.finished[s] += 1;
-            tr.held.sub_assign(&view.requested(t.job, t.task));
+            tr.book_finish(view, t);
         }
     }
 }

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use graphene::export::Units;
 use graphene::formats::{self, Format, LoadOptions};
 use graphene::model::{Cluster, ClusterSpec, Dag};
 use graphene::request::{ClusterOptions, Source};
@@ -289,4 +290,26 @@ pub fn parse_scheduler(name: &str) -> Result<graphene::Scheduler> {
     graphene::Scheduler::parse(name).ok_or_else(|| {
         Error::Usage(format!("unknown scheduler '{name}' (known: {})", graphene::Scheduler::known_names().join(", ")))
     })
+}
+
+/// How a DAG's resources become YARN container sizes, for `export` and `export-trace` (each adds
+/// its own --time-ms, whose meaning differs between the two).
+#[derive(Args, Debug, Clone)]
+pub struct YarnUnitArgs {
+    /// DAG resource counted as YARN vcores (rounded up).
+    #[arg(long, value_name = "NAME", default_value = "cpu")]
+    pub cpu_resource: String,
+    /// DAG resource counted as YARN memory.
+    #[arg(long, value_name = "NAME", default_value = "mem")]
+    pub mem_resource: String,
+    /// Megabytes per unit of the memory resource.
+    #[arg(long, value_name = "MB", default_value_t = 1024.0)]
+    pub mem_mb: f64,
+}
+
+impl YarnUnitArgs {
+    /// The export units, with `time_ms` milliseconds per unit of time.
+    pub fn units(self, time_ms: f64) -> Units {
+        Units { cpu: self.cpu_resource, mem: self.mem_resource, mem_mb: self.mem_mb, time_ms }
+    }
 }

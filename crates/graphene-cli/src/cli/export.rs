@@ -2,9 +2,11 @@
 
 use std::path::PathBuf;
 
-use graphene::export::{self, ExportFormat, ExportOptions, ScheduleIn, Units};
+use graphene::export::{self, ExportFormat, ExportOptions, ScheduleIn};
 use graphene::formats::{self, Format, LoadOptions};
 use graphene::{Error, Result};
+
+use super::args::YarnUnitArgs;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -42,15 +44,8 @@ pub struct Args {
     /// Seed of the demand profile; give the same as for build-schedule.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// DAG resource counted as YARN vcores (rounded up).
-    #[arg(long, value_name = "NAME", default_value = "cpu")]
-    pub cpu_resource: String,
-    /// DAG resource counted as YARN memory.
-    #[arg(long, value_name = "NAME", default_value = "mem")]
-    pub mem_resource: String,
-    /// Megabytes per unit of the memory resource.
-    #[arg(long, value_name = "MB", default_value_t = 1024.0)]
-    pub mem_mb: f64,
+    #[command(flatten)]
+    pub yarn: YarnUnitArgs,
     /// Milliseconds per unit of schedule time.
     #[arg(long, value_name = "MS", default_value_t = 1000.0)]
     pub time_ms: f64,
@@ -63,7 +58,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<i32> {
-    for (flag, v) in [("--mem-mb", a.mem_mb), ("--time-ms", a.time_ms)] {
+    for (flag, v) in [("--mem-mb", a.yarn.mem_mb), ("--time-ms", a.time_ms)] {
         if !(v.is_finite() && v > 0.0) {
             return Err(Error::Usage(format!("{flag} {v} must be a positive number")));
         }
@@ -71,7 +66,7 @@ pub fn run(a: Args) -> Result<i32> {
     let opts = ExportOptions {
         format: a.format,
         levels: a.levels,
-        units: Units { cpu: a.cpu_resource, mem: a.mem_resource, mem_mb: a.mem_mb, time_ms: a.time_ms },
+        units: a.yarn.units(a.time_ms),
         queue: a.queue,
         allocation_request_id: a.allocation_request_id,
     };

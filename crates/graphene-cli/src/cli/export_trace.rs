@@ -3,11 +3,10 @@
 use std::path::PathBuf;
 
 use graphene::export::sls::{TraceExportOptions, TraceOrder};
-use graphene::export::Units;
 use graphene::trace::TraceFormat;
 use graphene::Result;
 
-use super::args::ClusterArgs;
+use super::args::{ClusterArgs, YarnUnitArgs};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum TraceExportFormat {
@@ -35,15 +34,8 @@ pub struct Args {
     pub queues: Option<Vec<String>>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
-    /// DAG resource counted as YARN vcores (rounded up).
-    #[arg(long, value_name = "NAME", default_value = "cpu")]
-    pub cpu_resource: String,
-    /// DAG resource counted as YARN memory.
-    #[arg(long, value_name = "NAME", default_value = "mem")]
-    pub mem_resource: String,
-    /// Megabytes per unit of the memory resource.
-    #[arg(long, value_name = "MB", default_value_t = 1024.0)]
-    pub mem_mb: f64,
+    #[command(flatten)]
+    pub yarn: YarnUnitArgs,
     /// Milliseconds of SLS time per trace second (SLS runs in real time: 100 plays 10x faster).
     #[arg(long, value_name = "MS", default_value_t = 1000.0)]
     pub time_ms: f64,
@@ -53,11 +45,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<i32> {
-    let opts = TraceExportOptions {
-        order: a.order,
-        units: Units { cpu: a.cpu_resource, mem: a.mem_resource, mem_mb: a.mem_mb, time_ms: a.time_ms },
-        queues: a.queues,
-    };
+    let opts = TraceExportOptions { order: a.order, units: a.yarn.units(a.time_ms), queues: a.queues };
     // The library does the work (the Python package and the CLI share one path).
     let (out, skipped) = graphene::request::export_trace(
         &graphene::request::Source::Path(a.trace.clone()),

@@ -20,6 +20,7 @@ mod plot;
 mod replay;
 mod replay_compare;
 mod serve;
+mod train_args;
 mod train_decima;
 mod train_lachesis;
 mod validate;

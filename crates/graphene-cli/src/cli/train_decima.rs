@@ -3,11 +3,26 @@
 
 use std::path::PathBuf;
 
-use graphene::online::decima::{self, train, Model, TrainConfig};
+use graphene::online::decima::{self, train, TrainConfig};
 use graphene::trace::{self, ArrivalProcess};
 use graphene::{Error, Result};
 
 use super::args::{ClusterArgs, InputArgs};
+use super::train_args::{self, Output, Steps, Trainer};
+
+/// train-decima's help texts and defaults for the shared flags.
+pub struct Decima;
+
+impl Trainer for Decima {
+    const ITERATIONS_HELP: &'static str = "Training iterations (one arrival sequence and one Adam step each)";
+    const ROLLOUTS_HELP: &'static str =
+        "Rollouts per arrival sequence (run in parallel; the baseline averages over them)";
+    const ROLLOUTS: &'static str = "4";
+    const LR: &'static str = "0.001";
+    const ENTROPY: &'static str = "0.05";
+    const QUIET_HELP: &'static str = "No progress bar or learning curve on standard error";
+    type Arch = decima::model::ArchInfo;
+}
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -27,18 +42,8 @@ pub struct Args {
     /// as the episode ends are).
     #[arg(long, value_name = "PROCESS")]
     pub arrival: Option<String>,
-    /// Training iterations (one arrival sequence and one Adam step each).
-    #[arg(long, default_value_t = 100)]
-    pub iterations: usize,
-    /// Rollouts per arrival sequence (run in parallel; the baseline averages over them).
-    #[arg(long, default_value_t = 4)]
-    pub rollouts: usize,
-    /// Adam's step size.
-    #[arg(long, default_value_t = 1e-3)]
-    pub lr: f64,
-    /// Initial entropy weight (decays linearly to 0).
-    #[arg(long, default_value_t = 0.05)]
-    pub entropy: f64,
+    #[command(flatten)]
+    pub steps: Steps<Decima>,
     /// Mean episode length in seconds at the start, its growth per iteration and its cap.
     #[arg(long, default_value_t = 300.0)]
     pub episode_start: f64,
@@ -61,22 +66,13 @@ pub struct Args {
     /// Score the held-out workloads every N iterations (0: never).
     #[arg(long, default_value_t = 10)]
     pub eval_every: usize,
-    /// Start from these weights instead of random ones.
-    #[arg(long, value_name = "FILE")]
-    pub init: Option<PathBuf>,
-    /// Weights file to write (atomically).
-    #[arg(long, short, value_name = "FILE")]
-    pub out: PathBuf,
-    /// No progress bar or learning curve on standard error.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub output: Output<Decima>,
 }
 
 pub fn run(a: Args) -> Result<i32> {
     use std::io::IsTerminal;
-    if a.iterations == 0 {
-        return Err(Error::Usage("--iterations must be at least 1".into()));
-    }
+    a.steps.check()?;
     // Flags first: a bad flag should not wait for large DAG files to load.
     let arrival = match &a.arrival {
         None => None,
@@ -111,11 +107,11 @@ pub fn run(a: Args) -> Result<i32> {
         }
     };
     let cfg = TrainConfig {
-        iterations: a.iterations,
-        rollouts: a.rollouts,
+        iterations: a.steps.iterations,
+        rollouts: a.steps.rollouts,
         seed,
-        lr: a.lr,
-        entropy: a.entropy,
+        lr: a.steps.lr,
+        entropy: a.steps.entropy,
         episode_start: a.episode_start,
         episode_growth: a.episode_growth,
         episode_max: a.episode_max,
@@ -129,13 +125,10 @@ pub fn run(a: Args) -> Result<i32> {
         .iter()
         .map(|&s| trace::generate(&dags, a.eval_jobs, ArrivalProcess::Poisson { mean: mean_gap }, 1, s))
         .collect::<Result<_>>()?;
-    let init = match &a.init {
-        Some(p) => Model::load(p)?,
-        None => Model::init(decima::train::mix(seed, 1 << 42)),
-    };
-    let show = !a.quiet && std::io::stderr().is_terminal();
+    let init = a.output.initial(seed)?;
+    let show = !a.output.quiet && std::io::stderr().is_terminal();
     let bar = if show {
-        let b = indicatif::ProgressBar::new(a.iterations as u64);
+        let b = indicatif::ProgressBar::new(a.steps.iterations as u64);
         b.set_style(
             indicatif::ProgressStyle::with_template(
                 "{spinner} train-decima [{bar:30}] {pos}/{len} iterations {msg} ({elapsed})",
@@ -147,7 +140,7 @@ pub fn run(a: Args) -> Result<i32> {
     } else {
         None
     };
-    let quiet = a.quiet;
+    let quiet = a.output.quiet;
     let started = std::time::Instant::now();
     let trained = train(&dags, &cluster, &cfg, &init, &eval, a.eval_every, &mut |s| {
         if let Some(b) = &bar {
@@ -165,17 +158,12 @@ pub fn run(a: Args) -> Result<i32> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let stats = &trained.stats;
-    let curve: Vec<_> = stats
-        .iter()
-        .filter_map(|s| s.eval_jct.map(|j| serde_json::json!({"iteration": s.iteration, "mean_jct": j})))
-        .collect();
-    let dag_names: Vec<String> =
-        a.dags.iter().map(|p| p.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()).collect();
+    let scores = trained.stats.iter().filter_map(|s| s.eval_jct.map(|j| (s.iteration, j)));
+    let (curve, chosen) = train_args::scores_json(scores, trained.best_at, "mean_jct");
+    let dag_names = train_args::dag_names(&a.dags);
     // The written weights are the best-scoring ones on the held-out workloads (model selection);
     // the file says which iteration they come from.
     let mut model = trained.best;
-    let chosen = trained.best_at.map(|(it, jct)| serde_json::json!({"iteration": it, "mean_jct": jct}));
     let sources = dag_names
         .iter()
         .map(|file| decima::setting::DagSource {
@@ -197,21 +185,17 @@ pub fn run(a: Args) -> Result<i32> {
         "chosen": chosen,
     });
     model.set_setting(&setting);
-    let inputs: Vec<&std::path::Path> = a.dags.iter().map(|p| p.as_path()).collect();
-    graphene::output::write_output(&a.out, model.to_json().as_bytes(), &inputs)?;
-    if !a.quiet {
-        let kept = match trained.best_at {
-            Some((it, jct)) => format!("kept iteration {it} (held-out mean JCT {jct:.2} s)"),
-            None => "kept the last iteration (nothing scored)".into(),
-        };
+    a.output.write(&model, &a.dags)?;
+    if !a.output.quiet {
+        let kept = train_args::kept(trained.best_at, |jct| format!("held-out mean JCT {jct:.2} s"));
         eprintln!(
             "train-decima: {} iterations x {} rollouts in {:.1} s (mean gap {:.2} s, offered load {:.3}), {kept}, wrote {}",
-            a.iterations,
-            a.rollouts,
+            a.steps.iterations,
+            a.steps.rollouts,
             started.elapsed().as_secs_f64(),
             mean_gap,
             load,
-            a.out.display()
+            a.output.out.display()
         );
     }
     Ok(0)

@@ -6,9 +6,23 @@ use std::path::PathBuf;
 use graphene::formats::{self, LoadOptions};
 use graphene::hetero::batch;
 use graphene::hetero::lachesis::train::{self, Batch, TrainConfig};
-use graphene::hetero::lachesis::Model;
 use graphene::learn::mix;
 use graphene::{Error, Result};
+
+use super::train_args::{self, Output, Steps, Trainer};
+
+/// train-lachesis's help texts and defaults for the shared flags.
+pub struct Lachesis;
+
+impl Trainer for Lachesis {
+    const ITERATIONS_HELP: &'static str = "Training iterations (one batch and one Adam step each)";
+    const ROLLOUTS_HELP: &'static str = "Rollouts per batch (run in parallel; the baseline averages over them)";
+    const ROLLOUTS: &'static str = "8";
+    const LR: &'static str = "0.003";
+    const ENTROPY: &'static str = "0.01";
+    const QUIET_HELP: &'static str = "No learning curve on standard error";
+    type Arch = graphene::hetero::lachesis::model::ArchInfo;
+}
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -35,18 +49,8 @@ pub struct Args {
     /// Communication-to-computation ratios (one drawn per batch; see BENCHMARKS.md's transfer rule).
     #[arg(long, value_delimiter = ',', default_value = "0.5,5")]
     pub ccr: Vec<f64>,
-    /// Training iterations (one batch and one Adam step each).
-    #[arg(long, default_value_t = 100)]
-    pub iterations: usize,
-    /// Rollouts per batch (run in parallel; the baseline averages over them).
-    #[arg(long, default_value_t = 8)]
-    pub rollouts: usize,
-    /// Adam's step size.
-    #[arg(long, default_value_t = 3e-3)]
-    pub lr: f64,
-    /// Initial entropy weight (decays linearly to 0).
-    #[arg(long, default_value_t = 0.01)]
-    pub entropy: f64,
+    #[command(flatten)]
+    pub steps: Steps<Lachesis>,
     /// Held-out batches the greedy policy is scored on (mean makespan / RankUp-DEFT's), with
     /// job counts cycling through --eval-jobs.
     #[arg(long, default_value_t = 6)]
@@ -59,21 +63,12 @@ pub struct Args {
     /// Seed for every random choice (batches, rollouts, initial weights, held-out batches).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Start from these weights instead of random ones.
-    #[arg(long, value_name = "FILE")]
-    pub init: Option<PathBuf>,
-    /// Weights file to write (atomically).
-    #[arg(long, short, value_name = "FILE")]
-    pub out: PathBuf,
-    /// No learning curve on standard error.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub output: Output<Lachesis>,
 }
 
 pub fn run(a: Args) -> Result<i32> {
-    if a.iterations == 0 {
-        return Err(Error::Usage("--iterations must be at least 1".into()));
-    }
+    a.steps.check()?;
     if a.machines == 0 {
         return Err(Error::Usage("--machines must be at least 1".into()));
     }
@@ -94,11 +89,11 @@ pub fn run(a: Args) -> Result<i32> {
     let net = spec.network();
     let seed = a.seed;
     let cfg = TrainConfig {
-        iterations: a.iterations,
-        rollouts: a.rollouts,
+        iterations: a.steps.iterations,
+        rollouts: a.steps.rollouts,
         seed,
-        lr: a.lr,
-        entropy: a.entropy,
+        lr: a.steps.lr,
+        entropy: a.steps.entropy,
         jobs_min: a.jobs_min,
         jobs_max: a.jobs_max,
         ccr: a.ccr.clone(),
@@ -116,11 +111,8 @@ pub fn run(a: Args) -> Result<i32> {
         .iter()
         .map(|&(jobs, ccr, s)| Batch::new(train::draw_batch(&dags, jobs, ccr, s)?, &spec, &net))
         .collect::<Result<_>>()?;
-    let init = match &a.init {
-        Some(p) => Model::load(p)?,
-        None => Model::init(mix(seed, 1 << 42)),
-    };
-    let quiet = a.quiet;
+    let init = a.output.initial(seed)?;
+    let quiet = a.output.quiet;
     let started = std::time::Instant::now();
     let trained = train::train(&dags, &spec, &net, &cfg, &init, None, &eval, a.eval_every, &mut |s| {
         if quiet {
@@ -136,15 +128,10 @@ pub fn run(a: Args) -> Result<i32> {
             None => {}
         }
     })?;
-    let curve: Vec<_> = trained
-        .stats
-        .iter()
-        .filter_map(|s| s.eval_ratio.map(|r| serde_json::json!({"iteration": s.iteration, "held_out_ratio": r})))
-        .collect();
-    let dag_names: Vec<String> =
-        a.dags.iter().map(|p| p.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()).collect();
+    let scores = trained.stats.iter().filter_map(|s| s.eval_ratio.map(|r| (s.iteration, r)));
+    let (curve, chosen) = train_args::scores_json(scores, trained.best_at, "held_out_ratio");
+    let dag_names = train_args::dag_names(&a.dags);
     let mut model = trained.best;
-    let chosen = trained.best_at.map(|(it, r)| serde_json::json!({"iteration": it, "held_out_ratio": r}));
     model.trained = serde_json::json!({
         "setting": {
             "dags": dag_names,
@@ -160,19 +147,15 @@ pub fn run(a: Args) -> Result<i32> {
         "learning_curve": curve,
         "chosen": chosen,
     });
-    let inputs: Vec<&std::path::Path> = a.dags.iter().map(|p| p.as_path()).collect();
-    graphene::output::write_output(&a.out, model.to_json().as_bytes(), &inputs)?;
-    if !a.quiet {
-        let kept = match trained.best_at {
-            Some((it, r)) => format!("kept iteration {it} (held-out greedy / rankup-deft {r:.4})"),
-            None => "kept the last iteration (nothing scored)".into(),
-        };
+    a.output.write(&model, &a.dags)?;
+    if !a.output.quiet {
+        let kept = train_args::kept(trained.best_at, |r| format!("held-out greedy / rankup-deft {r:.4}"));
         eprintln!(
             "train-lachesis: {} iterations x {} rollouts in {:.1} s, {kept}, wrote {}",
-            a.iterations,
-            a.rollouts,
+            a.steps.iterations,
+            a.steps.rollouts,
             started.elapsed().as_secs_f64(),
-            a.out.display()
+            a.output.out.display()
         );
     }
     Ok(0)

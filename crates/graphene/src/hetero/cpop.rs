@@ -2,39 +2,16 @@
 //! them fastest; the others are placed by earliest finish, taken from a ready queue in
 //! decreasing rank_u + rank_d.
 
-use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use super::instance::Instance;
 use super::plan::Plan;
 use super::rank;
+use super::select::ByKey;
 
 /// numpy's `isclose` defaults, which the reference uses to find critical-path tasks.
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-8 + 1e-5 * b.abs()
-}
-
-struct Ready {
-    priority: f64,
-    task: u32,
-}
-
-impl PartialEq for Ready {
-    fn eq(&self, o: &Self) -> bool {
-        self.cmp(o) == Ordering::Equal
-    }
-}
-impl Eq for Ready {}
-impl PartialOrd for Ready {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Ready {
-    /// Highest priority first, then the smaller id.
-    fn cmp(&self, o: &Self) -> Ordering {
-        self.priority.total_cmp(&o.priority).then(o.task.cmp(&self.task))
-    }
 }
 
 pub fn cpop(inst: &Instance) -> Plan {
@@ -61,9 +38,9 @@ pub fn cpop(inst: &Instance) -> Plan {
         .map(|(m, _)| m);
     let mut plan = Plan::new(inst);
     let mut waiting: Vec<usize> = (0..n as u32).map(|t| inst.parents(t).len()).collect();
-    let mut heap: BinaryHeap<Ready> =
-        entries.iter().map(|&t| Ready { priority: priority[t as usize], task: t }).collect();
-    while let Some(Ready { task: t, .. }) = heap.pop() {
+    // The ready queue: highest priority first, then the smaller id.
+    let mut heap: BinaryHeap<ByKey> = entries.iter().map(|&t| ByKey { key: priority[t as usize], task: t }).collect();
+    while let Some(ByKey { task: t, .. }) = heap.pop() {
         let choice = match cp_machine {
             Some(m) if critical[t as usize] => plan.eft_on(inst, t, m),
             _ => plan.eft(inst, t),
@@ -72,7 +49,7 @@ pub fn cpop(inst: &Instance) -> Plan {
         for &(c, _) in inst.children(t) {
             waiting[c as usize] -= 1;
             if waiting[c as usize] == 0 {
-                heap.push(Ready { priority: priority[c as usize], task: c });
+                heap.push(ByKey { key: priority[c as usize], task: c });
             }
         }
     }

@@ -1,7 +1,8 @@
 //! Building blocks shared by the learned schedulers (Decima in `online::decima`, LACHESIS in
 //! `hetero::lachesis`): small tanh MLPs living in one flat parameter vector with a hand-written
-//! backward pass, softmax and the policy-gradient score gradient, Adam, seed mixing, the weights
-//! file conventions and a finite-difference gradient check.
+//! backward pass, the graph neural network both embed their observations with ([`gnn`]),
+//! softmax and the policy-gradient score gradient, Adam, seed mixing, the weights file
+//! conventions and a finite-difference gradient check.
 //!
 //! Why by hand rather than an autodiff crate: both models are a handful of small MLPs (a few
 //! thousand parameters) applied along a DAG, so the backward pass is one reverse sweep over the
@@ -10,7 +11,9 @@
 //! Every model's tests compare its gradient with [`finite_difference_error`].
 
 pub mod file;
+pub mod gnn;
 mod mlp;
+pub mod reinforce;
 
 pub use mlp::{glorot_init, Mlp};
 

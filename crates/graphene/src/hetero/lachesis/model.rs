@@ -35,26 +35,46 @@ pub struct ArchInfo {
     pub policy: Vec<usize>,
 }
 
-impl ArchInfo {
-    pub fn current() -> ArchInfo {
+impl file::Arch for ArchInfo {
+    const FORMAT: &'static str = FORMAT;
+    const VERSION: u32 = VERSION;
+
+    fn current() -> ArchInfo {
         ArchInfo { node_features: F, edge_features: A, embed: D, hidden: H, policy: POLICY.to_vec() }
     }
-}
 
-/// Trained (or freshly initialized) weights.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Model {
-    pub params: Vec<f64>,
-    /// How and for which setting the weights were made, kept in the file.
-    pub trained: serde_json::Value,
-}
-
-impl Model {
-    /// Random weights from `seed` (Glorot-uniform, zero biases).
-    pub fn init(seed: u64) -> Model {
-        Model { params: Arch::new().init(seed), trained: serde_json::Value::Null }
+    fn sizes(&self) -> Vec<(&'static str, usize)> {
+        vec![
+            ("arch.node_features", self.node_features),
+            ("arch.edge_features", self.edge_features),
+            ("arch.embed", self.embed),
+            ("arch.hidden", self.hidden),
+        ]
     }
 
+    fn check_more(&self, want: &ArchInfo) -> Result<()> {
+        if self.policy != want.policy {
+            return Err(Error::field(
+                "arch.policy",
+                format!("{:?}, but this build's policy network has hidden layers {:?}", self.policy, want.policy),
+            ));
+        }
+        Ok(())
+    }
+
+    fn len() -> usize {
+        Arch::new().len
+    }
+
+    fn init(seed: u64) -> Vec<f64> {
+        Arch::new().init(seed)
+    }
+}
+
+/// Trained (or freshly initialized) weights; `trained` records how and for which setting.
+pub type Model = file::Weights<ArchInfo>;
+
+impl Model {
     /// The model bundled with the crate, parsed once.
     pub fn bundled() -> Result<&'static Model> {
         static CELL: OnceLock<std::result::Result<Model, String>> = OnceLock::new();
@@ -64,36 +84,6 @@ impl Model {
         })
         .as_ref()
         .map_err(|e| Error::Usage(e.clone()))
-    }
-
-    pub fn load(path: &Path) -> Result<Model> {
-        let text = crate::formats::read_text(path)?;
-        Model::parse(&text).map_err(|e| e.in_file(path))
-    }
-
-    pub fn parse(text: &str) -> Result<Model> {
-        let (_, params, trained) = file::parse(text, FORMAT, VERSION, |arch: &ArchInfo| {
-            let want = ArchInfo::current();
-            file::check_arch(&[
-                ("arch.node_features", arch.node_features, want.node_features),
-                ("arch.edge_features", arch.edge_features, want.edge_features),
-                ("arch.embed", arch.embed, want.embed),
-                ("arch.hidden", arch.hidden, want.hidden),
-            ])?;
-            if arch.policy != want.policy {
-                return Err(Error::field(
-                    "arch.policy",
-                    format!("{:?}, but this build's policy network has hidden layers {:?}", arch.policy, want.policy),
-                ));
-            }
-            Ok(Arch::new().len)
-        })?;
-        Ok(Model { params, trained })
-    }
-
-    /// The file's text (deterministic: same weights, same bytes).
-    pub fn to_json(&self) -> String {
-        file::write(FORMAT, VERSION, &ArchInfo::current(), &self.params, &self.trained)
     }
 }
 

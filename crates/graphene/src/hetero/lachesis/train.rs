@@ -41,6 +41,7 @@ use super::model::Model;
 use super::net::{self, Arch};
 use super::{run_episode, Mode};
 use crate::error::{Error, Result};
+use crate::learn::reinforce::{self, Best};
 use crate::learn::{mix, Adam};
 use crate::model::{Cluster, ClusterSpec, Dag, Network};
 
@@ -163,16 +164,8 @@ pub struct Trained {
 }
 
 fn check(cfg: &TrainConfig) -> Result<()> {
+    reinforce::check_common(cfg.rollouts, cfg.lr, cfg.entropy)?;
     let bad = |m: String| Err(Error::Usage(m));
-    if cfg.rollouts < 2 {
-        return bad(format!("--rollouts {} must be at least 2 (the baseline averages over them)", cfg.rollouts));
-    }
-    if !(cfg.lr.is_finite() && cfg.lr > 0.0) {
-        return bad(format!("learning rate {} must be a finite number > 0", cfg.lr));
-    }
-    if !(cfg.entropy.is_finite() && cfg.entropy >= 0.0) {
-        return bad(format!("entropy weight {} must be a finite number >= 0", cfg.entropy));
-    }
     if cfg.jobs_min == 0 || cfg.jobs_max < cfg.jobs_min {
         return bad(format!("jobs per batch {}..{} must be a range of at least 1", cfg.jobs_min, cfg.jobs_max));
     }
@@ -217,16 +210,11 @@ pub fn train(
     let mut model = init.clone();
     let mut adam = Adam::new(arch.len);
     let mut stats = Vec::with_capacity(cfg.iterations + 1);
-    let mut best: Option<(Model, usize, f64)> = None;
+    let mut best = Best::new();
     let scoring = eval_every > 0 && !eval.is_empty();
-    let offer = |best: &mut Option<(Model, usize, f64)>, it: usize, score: f64, m: &Model| {
-        if score.is_finite() && best.as_ref().is_none_or(|b| score < b.2) {
-            *best = Some((m.clone(), it, score));
-        }
-    };
     if scoring {
         let r = evaluate(&model, eval);
-        offer(&mut best, 0, r, &model);
+        best.offer(0, r, &model);
         let s = IterStats {
             iteration: 0,
             jobs: 0,
@@ -253,7 +241,7 @@ pub fn train(
                 &drawn
             }
         };
-        let beta = cfg.entropy * (1.0 - it as f64 / cfg.iterations as f64);
+        let beta = reinforce::entropy_weight(cfg.entropy, it, cfg.iterations);
         let rseed = mix(cfg.seed, (1 << 43) + it as u64);
         let params = &model.params;
         let eps: Vec<super::Episode> = (0..cfg.rollouts)
@@ -281,24 +269,17 @@ pub fn train(
             .collect();
         let (mut loss, mut ent) = (0.0, 0.0);
         if n > 0 {
-            let mut g = vec![0.0; arch.len];
-            for (gr, l, h) in &per {
-                for (x, y) in g.iter_mut().zip(gr) {
-                    *x += y;
-                }
+            for (_, l, h) in &per {
                 loss += l;
                 ent += h;
             }
-            for x in &mut g {
-                *x /= n as f64;
-            }
             loss /= n as f64;
             ent /= n as f64;
-            adam.step(&mut model.params, &g, cfg.lr);
+            reinforce::step(&mut adam, &mut model.params, per.iter().map(|(g, _, _)| g.as_slice()), n, cfg.lr);
         }
-        let eval_ratio = if scoring && ((it + 1) % eval_every == 0 || it + 1 == cfg.iterations) {
+        let eval_ratio = if scoring && reinforce::eval_due(eval_every, it, cfg.iterations) {
             let r = evaluate(&model, eval);
-            offer(&mut best, it + 1, r, &model);
+            best.offer(it + 1, r, &model);
             Some(r)
         } else {
             None
@@ -319,10 +300,7 @@ pub fn train(
         progress(&s);
         stats.push(s);
     }
-    let (best, best_at) = match best {
-        Some((m, it, r)) => (m, Some((it, r))),
-        None => (model.clone(), None),
-    };
+    let (best, best_at) = best.finish(&model);
     Ok(Trained { best, best_at, last: model, stats })
 }
 

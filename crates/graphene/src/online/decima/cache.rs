@@ -9,14 +9,16 @@
 //!
 //! [`forward`] keeps, per job, the features it last embedded and the results, and recomputes a
 //! job only when its features differ bit for bit. Every per-job value is computed by the same
-//! operations in the same order as [`super::net::forward`], and the global sum and the stage scores
+//! operations in the same order as [`super::net::forward`] (both are
+//! [`crate::learn::gnn::Gnn`]'s node and job levels), and the global sum and the stage scores
 //! are recomputed every time in the same job and candidate order, so the scores are the same
 //! bits and greedy decisions do not change (the replays' jobs.csv and schedule.csv compare
 //! equal; see BENCHMARKS.md). Training's backward pass still uses [`super::net::forward`], which keeps
 //! the records it needs.
 
 use super::features::{Obs, F};
-use super::net::{to_arr, Arch, Pass, D};
+use super::net::{Arch, Pass, D};
+use crate::learn::gnn::add;
 
 /// One job's last embedding and the features it was computed from.
 struct JobEmb {
@@ -40,8 +42,9 @@ impl JobEmb {
 #[derive(Default)]
 pub struct EmbedCache {
     jobs: Vec<Option<JobEmb>>,
-    /// Scratch for the MLP records of one job.
+    /// Scratch for the MLP records of one job, and for an MLP's input.
     scratch: Vec<f64>,
+    inp: Vec<f64>,
 }
 
 impl EmbedCache {
@@ -66,52 +69,20 @@ impl EmbedCache {
     }
 }
 
-/// Embeds job `i` of `obs` (its nodes are contiguous and their children are among them).
-fn embed_job(arch: &Arch, p: &[f64], obs: &Obs, i: usize, a: &mut Vec<f64>) -> JobEmb {
+/// Embeds job `i` of `obs` (its nodes are contiguous and their children are among them) with
+/// the encoder's own node and job levels, on a scratch record buffer.
+fn embed_job(arch: &Arch, p: &[f64], obs: &Obs, i: usize, a: &mut Vec<f64>, inp: &mut Vec<f64>) -> JobEmb {
     let nodes = obs.nodes_of(i);
-    let base = nodes.start;
-    let n = nodes.len();
     a.clear();
-    let prep_at: Vec<usize> = nodes.clone().map(|v| arch.prep.forward(p, &obs.x[v], a)).collect();
-    let mut e = vec![[0.0; D]; n];
-    let mut fn_at = vec![usize::MAX; n];
-    for l in (0..n).rev() {
-        let v = base + l;
-        let kids = obs.children(v);
-        let mut ev = to_arr(arch.prep.output(a, prep_at[l]));
-        if !kids.is_empty() {
-            let mut s = [0.0; D];
-            for &u in kids {
-                let out = arch.f_node.output(a, fn_at[u as usize - base]);
-                for (x, y) in s.iter_mut().zip(out) {
-                    *x += y;
-                }
-            }
-            let at = arch.g_node.forward(p, &s, a);
-            for (x, y) in ev.iter_mut().zip(arch.g_node.output(a, at)) {
-                *x += y;
-            }
-        }
-        e[l] = ev;
-        if obs.has_parent[v] {
-            fn_at[l] = arch.f_node.forward(p, &ev, a);
-        }
+    let e = arch.gnn.embed_nodes(p, obs, nodes.clone(), a).e;
+    let job = arch.gnn.embed_job(p, obs, nodes.clone(), &e, a, inp);
+    JobEmb {
+        stages: nodes.clone().map(|v| obs.stage[v].1).collect(),
+        x: nodes.map(|v| obs.x[v]).collect(),
+        e,
+        y: job.y,
+        fg: job.fg,
     }
-    let mut s = [0.0; D];
-    for (l, v) in nodes.clone().enumerate() {
-        let mut inp = [0.0; F + D];
-        inp[..F].copy_from_slice(&obs.x[v]);
-        inp[F..].copy_from_slice(&e[l]);
-        let at = arch.f_job.forward(p, &inp, a);
-        for (x, o) in s.iter_mut().zip(arch.f_job.output(a, at)) {
-            *x += o;
-        }
-    }
-    let at = arch.g_job.forward(p, &s, a);
-    let y = to_arr(arch.g_job.output(a, at));
-    let at = arch.f_glob.forward(p, &y, a);
-    let fg = to_arr(arch.f_glob.output(a, at));
-    JobEmb { stages: nodes.clone().map(|v| obs.stage[v].1).collect(), x: nodes.map(|v| obs.x[v]).collect(), e, y, fg }
 }
 
 /// The stage scores of `obs` (and the job embeddings and summary [`super::net::score_limits`] needs),
@@ -131,36 +102,30 @@ pub fn forward(arch: &Arch, p: &[f64], obs: &Obs, cache: &mut EmbedCache) -> Pas
         }
         let hit = cache.jobs[slot].as_ref().is_some_and(|c| c.matches(obs, nodes.clone()));
         if !hit {
-            let emb = embed_job(arch, p, obs, i, &mut cache.scratch);
+            let emb = embed_job(arch, p, obs, i, &mut cache.scratch, &mut cache.inp);
             cache.jobs[slot] = Some(emb);
         }
         let c = cache.entry(id);
         y.push(c.y);
-        for (x, o) in zs.iter_mut().zip(&c.fg) {
-            *x += o;
-        }
+        add(&mut zs, &c.fg);
         e_of.push(id);
     }
     let mut a = Vec::with_capacity(256);
-    let gg_at = arch.g_glob.forward(p, &zs, &mut a);
-    let z = to_arr(arch.g_glob.output(&a, gg_at));
+    let (_, z) = arch.gnn.summarize(p, &zs, &mut a);
     // Candidates' records are not kept: each overwrites the last.
     let keep = a.len();
     let mut q = Vec::with_capacity(obs.cand.len());
+    let mut inp = std::mem::take(&mut cache.inp);
     for &c in &obs.cand {
         let v = c as usize;
         let i = obs.job_of[v] as usize;
         let emb = cache.entry(e_of[i]);
-        let mut inp = [0.0; F + 3 * D];
-        inp[..F].copy_from_slice(&obs.x[v]);
-        inp[F..F + D].copy_from_slice(&emb.e[v - obs.nodes_of(i).start]);
-        inp[F + D..F + 2 * D].copy_from_slice(&y[i]);
-        inp[F + 2 * D..].copy_from_slice(&z);
         a.truncate(keep);
-        let at = arch.q.forward(p, &inp, &mut a);
-        q.push(arch.q.output(&a, at)[0]);
+        let (_, s) = arch.gnn.score(p, &obs.x[v], &emb.e[v - obs.nodes_of(i).start], &y[i], &z, &mut a, &mut inp);
+        q.push(s);
     }
-    Pass::scores_only(a, y, z, q)
+    cache.inp = inp;
+    Pass::new(crate::learn::gnn::Pass::scores_only(a, y, z, q))
 }
 
 #[cfg(test)]
@@ -190,7 +155,7 @@ mod tests {
         for o in [obs(1.0, 3), obs(1.0, 3), obs(2.0, 3), obs(2.0, 2), obs(1.0, 3)] {
             let mut full = net::forward(&arch, &p, &o);
             let mut fast = forward(&arch, &p, &o, &mut cache);
-            assert_eq!(bits(&full.q), bits(&fast.q));
+            assert_eq!(bits(&full.gnn.q), bits(&fast.gnn.q));
             for job in 0..2 {
                 net::score_limits(&arch, &p, &o, &mut full, job);
                 net::score_limits(&arch, &p, &o, &mut fast, job);

@@ -174,6 +174,48 @@ impl Tracks {
             *slot = None;
         }
     }
+
+    /// The start of a heartbeat's assignment: freed resources `left` go back to the committed
+    /// stages first, jobs in arrival order, each up to its job's limit; jobs given tasks join
+    /// `touched`.
+    pub fn refill_committed(
+        &mut self,
+        view: &View,
+        total: &ResVec,
+        left: &mut ResVec,
+        out: &mut Vec<TaskRef>,
+        touched: &mut Vec<u32>,
+    ) {
+        for &job in view.active() {
+            let Some(tr) = self.get_mut(job) else { continue };
+            if tr.committed.is_empty() {
+                continue;
+            }
+            let committed = std::mem::take(&mut tr.committed);
+            for &s in &committed {
+                if take(view, tr, total, job, s, tr.limit, false, left, out) > 0 {
+                    touched.push(job);
+                }
+            }
+            tr.committed = committed;
+        }
+    }
+
+    /// The end of a heartbeat's assignment: the picks of the jobs in `touched` are the
+    /// simulator's to launch (or not) now, so they stop counting as picked.
+    pub fn clear_picks(&mut self, touched: &mut Vec<u32>) {
+        for job in touched.drain(..) {
+            if let Some(tr) = self.get_mut(job) {
+                tr.pend.iter_mut().for_each(|p| *p = 0);
+                tr.pend_held = ResVec::ZERO;
+            }
+        }
+    }
+}
+
+/// The cluster's total capacity, which shares are measured against.
+pub fn cluster_total(view: &View) -> ResVec {
+    view.caps.iter().fold(ResVec::ZERO, |a, c| a.add(c))
 }
 
 /// What the policy keeps per active job between heartbeats.
@@ -240,6 +282,36 @@ impl JobTrack {
     /// Tasks of stage `s` neither launched nor picked in this heartbeat.
     pub fn unlaunched(&self, view: &View, job: u32, s: usize) -> u32 {
         view.dag(job).stages[s].len.saturating_sub(self.launched[s] + self.pend[s])
+    }
+
+    /// After an action on `stage` with `limit`: the job's limit is the action's, and the stage
+    /// is committed (it keeps getting the job's freed resources).
+    pub fn commit(&mut self, stage: u32, limit: f64) {
+        self.limit = limit;
+        if !self.committed.contains(&stage) {
+            self.committed.push(stage);
+        }
+    }
+
+    /// Books the launch of task `t` of this job; returns its stage. A stage is uncommitted once
+    /// every task of it is launched (it has nothing left to give freed resources to, and no
+    /// action can pick it again).
+    pub fn book_launch(&mut self, view: &View, t: TaskRef) -> usize {
+        let dag = view.dag(t.job);
+        let s = dag.tasks[t.task as usize].stage as usize;
+        self.launched[s] += 1;
+        self.held.add_assign(&view.requested(t.job, t.task));
+        if self.launched[s] >= dag.stages[s].len {
+            self.committed.retain(|&c| c as usize != s);
+        }
+        s
+    }
+
+    /// Books the finish of task `t` of this job (one that does not end the job).
+    pub fn book_finish(&mut self, view: &View, t: TaskRef) {
+        let s = view.dag(t.job).tasks[t.task as usize].stage as usize;
+        self.finished[s] += 1;
+        self.held.sub_assign(&view.requested(t.job, t.task));
     }
 
     fn remaining_work(&self, view: &View, job: u32) -> f64 {

@@ -40,51 +40,46 @@ pub struct ArchInfo {
     pub levels: usize,
 }
 
-impl ArchInfo {
-    pub fn current() -> ArchInfo {
+impl file::Arch for ArchInfo {
+    const FORMAT: &'static str = FORMAT;
+    const VERSION: u32 = VERSION;
+
+    fn current() -> ArchInfo {
         ArchInfo { node_features: F, job_features: J, embed: D, hidden: H, levels: LEVELS }
     }
-}
 
-/// Trained (or freshly initialized) weights.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Model {
-    pub params: Vec<f64>,
-    /// How the weights were made (command, seed, iterations...), kept in the file.
-    pub trained: serde_json::Value,
-}
-
-impl Model {
-    /// Random weights from `seed` (Glorot-uniform, zero biases).
-    pub fn init(seed: u64) -> Model {
-        Model { params: Arch::new().init(seed), trained: serde_json::Value::Null }
+    fn sizes(&self) -> Vec<(&'static str, usize)> {
+        vec![
+            ("arch.node_features", self.node_features),
+            ("arch.job_features", self.job_features),
+            ("arch.embed", self.embed),
+            ("arch.hidden", self.hidden),
+            ("arch.levels", self.levels),
+        ]
     }
 
+    fn len() -> usize {
+        Arch::new().len
+    }
+
+    fn init(seed: u64) -> Vec<f64> {
+        Arch::new().init(seed)
+    }
+
+    /// A setting that is present must be well-formed.
+    fn validate(model: &Model) -> Result<()> {
+        model.setting().map(|_| ())
+    }
+}
+
+/// Trained (or freshly initialized) weights; `trained` records how they were made (command,
+/// seed, iterations...) and the setting.
+pub type Model = file::Weights<ArchInfo>;
+
+impl Model {
     /// The model bundled with the crate.
     pub fn bundled() -> Result<Model> {
         Model::parse(BUNDLED).map_err(|e| e.in_file(Path::new("crates/graphene/models/decima-tpch.json")))
-    }
-
-    pub fn load(path: &Path) -> Result<Model> {
-        let text = crate::formats::read_text(path)?;
-        Model::parse(&text).map_err(|e| e.in_file(path))
-    }
-
-    pub fn parse(text: &str) -> Result<Model> {
-        let (_, params, trained) = file::parse(text, FORMAT, VERSION, |arch: &ArchInfo| {
-            let want = ArchInfo::current();
-            file::check_arch(&[
-                ("arch.node_features", arch.node_features, want.node_features),
-                ("arch.job_features", arch.job_features, want.job_features),
-                ("arch.embed", arch.embed, want.embed),
-                ("arch.hidden", arch.hidden, want.hidden),
-                ("arch.levels", arch.levels, want.levels),
-            ])?;
-            Ok(Arch::new().len)
-        })?;
-        let model = Model { params, trained };
-        model.setting()?;
-        Ok(model)
     }
 
     /// The setting the model was trained for; None when the file records none (older files).
@@ -104,11 +99,6 @@ impl Model {
         }
         let v = serde_json::to_value(setting).expect("a setting serializes");
         self.trained.as_object_mut().expect("an object").insert("setting".into(), v);
-    }
-
-    /// The file's text (deterministic: same weights, same bytes).
-    pub fn to_json(&self) -> String {
-        file::write(FORMAT, VERSION, &ArchInfo::current(), &self.params, &self.trained)
     }
 }
 

@@ -1,5 +1,6 @@
 //! Decima's networks: the graph neural network (node, job and global levels) and the two score
-//! functions, with a hand-written backward pass.
+//! functions, with a hand-written backward pass. The GNN, the stage score and their backward
+//! pass are [`crate::learn::gnn`]'s, shared with LACHESIS; the limit score is Decima's own.
 //!
 //! Why by hand rather than an autodiff crate: the whole model is nine small MLPs (about 4,900
 //! parameters) applied along a DAG, so the backward pass is one reverse sweep over the same
@@ -25,28 +26,20 @@
 //! on a kink; with features scaled to about [0, 1] it does not saturate.
 
 use super::features::{Obs, F, J};
+use crate::learn::gnn::{add, Gnn, Graph};
+pub use crate::learn::gnn::{to_arr, D, H};
 pub use crate::learn::softmax;
 use crate::learn::{score_grad, Mlp};
 
-/// Embedding width.
-pub const D: usize = 8;
-/// Hidden width.
-pub const H: usize = 16;
 /// Parallelism-limit levels: level k (0-based) lets a job hold (k + 1) / LEVELS of the cluster;
 /// the last level is no limit at all.
 pub const LEVELS: usize = 20;
 
-/// Where each of the nine MLPs sits in the parameter vector.
+/// Where each of the nine MLPs sits in the parameter vector: the GNN and stage score (in
+/// [`Gnn::new`]'s order), then the limit score.
 #[derive(Clone, Debug)]
 pub struct Arch {
-    pub(super) prep: Mlp,
-    pub(super) f_node: Mlp,
-    pub(super) g_node: Mlp,
-    pub(super) f_job: Mlp,
-    pub(super) g_job: Mlp,
-    pub(super) f_glob: Mlp,
-    pub(super) g_glob: Mlp,
-    pub(super) q: Mlp,
+    pub(super) gnn: Gnn,
     pub(super) w: Mlp,
     /// Total parameter count.
     pub len: usize,
@@ -61,25 +54,29 @@ impl Default for Arch {
 impl Arch {
     pub fn new() -> Arch {
         let mut off = 0;
-        let prep = Mlp::new(&mut off, &[F, H, D]);
-        let f_node = Mlp::new(&mut off, &[D, H, D]);
-        let g_node = Mlp::new(&mut off, &[D, H, D]);
-        let f_job = Mlp::new(&mut off, &[F + D, H, D]);
-        let g_job = Mlp::new(&mut off, &[D, H, D]);
-        let f_glob = Mlp::new(&mut off, &[D, H, D]);
-        let g_glob = Mlp::new(&mut off, &[D, H, D]);
-        let q = Mlp::new(&mut off, &[F + 3 * D, 2 * H, H, 1]);
+        let gnn = Gnn::new(&mut off, F, None, &[2 * H, H]);
         let w = Mlp::new(&mut off, &[2 * D + J + 1, 2 * H, H, 1]);
-        Arch { prep, f_node, g_node, f_job, g_job, f_glob, g_glob, q, w, len: off }
+        Arch { gnn, w, len: off }
     }
 
-    fn mlps(&self) -> [&Mlp; 9] {
-        [&self.prep, &self.f_node, &self.g_node, &self.f_job, &self.g_job, &self.f_glob, &self.g_glob, &self.q, &self.w]
+    fn mlps(&self) -> Vec<&Mlp> {
+        let mut m = self.gnn.mlps();
+        m.push(&self.w);
+        m
     }
 
     /// Glorot-uniform weights and zero biases, from `seed`.
     pub fn init(&self, seed: u64) -> Vec<f64> {
         crate::learn::glorot_init(&self.mlps(), self.len, seed)
+    }
+}
+
+/// The observation as the shared encoder reads it (no edge features).
+impl Graph for Obs {
+    crate::learn::gnn::graph_accessors!();
+
+    fn children(&self, v: usize) -> impl ExactSizeIterator<Item = usize> + '_ {
+        Obs::children(self, v).iter().map(|&u| u as usize)
     }
 }
 
@@ -103,22 +100,10 @@ fn level_input(k: usize) -> f64 {
     (k + 1) as f64 / LEVELS as f64
 }
 
-/// Everything the forward pass computed for one observation, kept for the backward pass.
+/// Everything the forward pass computed for one observation, kept for the backward pass: the
+/// encoder's records and stage scores, and the limit scores of one job.
 pub struct Pass {
-    a: Vec<f64>,
-    prep_at: Vec<usize>,
-    fn_at: Vec<usize>,
-    gn_at: Vec<usize>,
-    e: Vec<[f64; D]>,
-    fj_at: Vec<usize>,
-    gj_at: Vec<usize>,
-    y: Vec<[f64; D]>,
-    fg_at: Vec<usize>,
-    gg_at: usize,
-    z: [f64; D],
-    q_at: Vec<usize>,
-    /// Stage scores, one per candidate of the observation.
-    pub q: Vec<f64>,
+    pub gnn: crate::learn::gnn::Pass,
     w_at: Vec<usize>,
     /// The job whose limits were scored, the levels allowed and their scores.
     pub limit_job: usize,
@@ -126,130 +111,16 @@ pub struct Pass {
     pub w: Vec<f64>,
 }
 
-pub(super) fn to_arr(s: &[f64]) -> [f64; D] {
-    let mut out = [0.0; D];
-    out.copy_from_slice(s);
-    out
+impl Pass {
+    /// A pass of the encoder's, before any limit is scored.
+    pub(super) fn new(gnn: crate::learn::gnn::Pass) -> Pass {
+        Pass { gnn, w_at: Vec::new(), limit_job: usize::MAX, levels: Vec::new(), w: Vec::new() }
+    }
 }
 
 /// Embeddings and stage scores of `obs` (limit scores come later, once the stage is chosen).
 pub fn forward(arch: &Arch, p: &[f64], obs: &Obs) -> Pass {
-    let n = obs.x.len();
-    let mut a = Vec::with_capacity(n * 200);
-    let prep_at: Vec<usize> = obs.x.iter().map(|x| arch.prep.forward(p, x, &mut a)).collect();
-    let mut e = vec![[0.0; D]; n];
-    let mut fn_at = vec![usize::MAX; n];
-    let mut gn_at = vec![usize::MAX; n];
-    // Children have higher indices than their parents (stages are in topological order).
-    for v in (0..n).rev() {
-        let kids = obs.children(v);
-        let mut ev = to_arr(arch.prep.output(&a, prep_at[v]));
-        if !kids.is_empty() {
-            let mut s = [0.0; D];
-            for &u in kids {
-                let out = arch.f_node.output(&a, fn_at[u as usize]);
-                for (x, y) in s.iter_mut().zip(out) {
-                    *x += y;
-                }
-            }
-            gn_at[v] = arch.g_node.forward(p, &s, &mut a);
-            for (x, y) in ev.iter_mut().zip(arch.g_node.output(&a, gn_at[v])) {
-                *x += y;
-            }
-        }
-        e[v] = ev;
-        if obs.has_parent[v] {
-            fn_at[v] = arch.f_node.forward(p, &ev, &mut a);
-        }
-    }
-    let jobs = obs.jobs();
-    let mut fj_at = vec![0; n];
-    let mut gj_at = Vec::with_capacity(jobs);
-    let mut y = Vec::with_capacity(jobs);
-    let mut fg_at = Vec::with_capacity(jobs);
-    let mut zs = [0.0; D];
-    for i in 0..jobs {
-        let mut s = [0.0; D];
-        for v in obs.nodes_of(i) {
-            let mut inp = [0.0; F + D];
-            inp[..F].copy_from_slice(&obs.x[v]);
-            inp[F..].copy_from_slice(&e[v]);
-            fj_at[v] = arch.f_job.forward(p, &inp, &mut a);
-            for (x, o) in s.iter_mut().zip(arch.f_job.output(&a, fj_at[v])) {
-                *x += o;
-            }
-        }
-        let at = arch.g_job.forward(p, &s, &mut a);
-        gj_at.push(at);
-        let yi = to_arr(arch.g_job.output(&a, at));
-        y.push(yi);
-        let at = arch.f_glob.forward(p, &yi, &mut a);
-        fg_at.push(at);
-        for (x, o) in zs.iter_mut().zip(arch.f_glob.output(&a, at)) {
-            *x += o;
-        }
-    }
-    let gg_at = arch.g_glob.forward(p, &zs, &mut a);
-    let z = to_arr(arch.g_glob.output(&a, gg_at));
-    let mut q_at = Vec::with_capacity(obs.cand.len());
-    let mut q = Vec::with_capacity(obs.cand.len());
-    for &c in &obs.cand {
-        let v = c as usize;
-        let mut inp = [0.0; F + 3 * D];
-        inp[..F].copy_from_slice(&obs.x[v]);
-        inp[F..F + D].copy_from_slice(&e[v]);
-        inp[F + D..F + 2 * D].copy_from_slice(&y[obs.job_of[v] as usize]);
-        inp[F + 2 * D..].copy_from_slice(&z);
-        let at = arch.q.forward(p, &inp, &mut a);
-        q.push(arch.q.output(&a, at)[0]);
-        q_at.push(at);
-    }
-    Pass {
-        a,
-        prep_at,
-        fn_at,
-        gn_at,
-        e,
-        fj_at,
-        gj_at,
-        y,
-        fg_at,
-        gg_at,
-        z,
-        q_at,
-        q,
-        w_at: Vec::new(),
-        limit_job: usize::MAX,
-        levels: Vec::new(),
-        w: Vec::new(),
-    }
-}
-
-impl Pass {
-    /// A pass that carries only what the policy reads (stage scores, job embeddings, the global
-    /// summary) and what [`score_limits`] appends to: from [`super::cache`], which computes
-    /// them without keeping the records a backward pass would need.
-    pub(super) fn scores_only(a: Vec<f64>, y: Vec<[f64; D]>, z: [f64; D], q: Vec<f64>) -> Pass {
-        Pass {
-            a,
-            prep_at: Vec::new(),
-            fn_at: Vec::new(),
-            gn_at: Vec::new(),
-            e: Vec::new(),
-            fj_at: Vec::new(),
-            gj_at: Vec::new(),
-            y,
-            fg_at: Vec::new(),
-            gg_at: usize::MAX,
-            z,
-            q_at: Vec::new(),
-            q,
-            w_at: Vec::new(),
-            limit_job: usize::MAX,
-            levels: Vec::new(),
-            w: Vec::new(),
-        }
-    }
+    Pass::new(arch.gnn.forward(p, obs))
 }
 
 /// Scores the allowed limit levels of job `i` (index into the observation's jobs).
@@ -260,12 +131,12 @@ pub fn score_limits(arch: &Arch, p: &[f64], obs: &Obs, pass: &mut Pass, i: usize
     pass.w_at.clear();
     for &k in &pass.levels {
         let mut inp = [0.0; 2 * D + J + 1];
-        inp[..D].copy_from_slice(&pass.y[i]);
-        inp[D..2 * D].copy_from_slice(&pass.z);
+        inp[..D].copy_from_slice(&pass.gnn.y[i]);
+        inp[D..2 * D].copy_from_slice(&pass.gnn.z);
         inp[2 * D..2 * D + J].copy_from_slice(&obs.job_x[i]);
         inp[2 * D + J] = level_input(k);
-        let at = arch.w.forward(p, &inp, &mut pass.a);
-        pass.w.push(arch.w.output(&pass.a, at)[0]);
+        let at = arch.w.forward(p, &inp, &mut pass.gnn.a);
+        pass.w.push(arch.w.output(&pass.gnn.a, at)[0]);
         pass.w_at.push(at);
     }
 }
@@ -276,7 +147,7 @@ pub fn loss(arch: &Arch, p: &[f64], obs: &Obs, a_stage: usize, a_level: usize, a
     let mut pass = forward(arch, p, obs);
     let job = obs.job_of[obs.cand[a_stage] as usize] as usize;
     score_limits(arch, p, obs, &mut pass, job);
-    crate::learn::score_loss(&pass.q, a_stage, adv, beta) + crate::learn::score_loss(&pass.w, a_level, adv, beta)
+    crate::learn::score_loss(&pass.gnn.q, a_stage, adv, beta) + crate::learn::score_loss(&pass.w, a_level, adv, beta)
 }
 
 /// Adds the gradient of [`loss`] to `g`; returns log pi(a | s).
@@ -294,7 +165,7 @@ pub fn accumulate_grad(
     let mut pass = forward(arch, p, obs);
     let job = obs.job_of[obs.cand[a_stage] as usize] as usize;
     score_limits(arch, p, obs, &mut pass, job);
-    let pq = softmax(&pass.q);
+    let pq = softmax(&pass.gnn.q);
     let pw = softmax(&pass.w);
     let logp = pq[a_stage].ln() + pw[a_level].ln();
     let dq = score_grad(&pq, a_stage, adv, beta);
@@ -303,72 +174,20 @@ pub fn accumulate_grad(
     logp
 }
 
-/// Back-propagates score gradients `dq` (per candidate) and `dw` (per allowed level) into `g`.
+/// Back-propagates score gradients `dq` (per candidate) and `dw` (per allowed level) into `g`:
+/// the stage score's share first, then the limit score's, then the encoder's levels.
 fn backward(arch: &Arch, p: &[f64], obs: &Obs, pass: &Pass, dq: &[f64], dw: &[f64], g: &mut [f64]) {
-    let n = obs.x.len();
-    let a = &pass.a;
-    let mut de = vec![[0.0; D]; n];
-    let mut dy = vec![[0.0; D]; obs.jobs()];
-    let mut dz = [0.0; D];
-    let add = |dst: &mut [f64; D], src: &[f64]| {
-        for (x, y) in dst.iter_mut().zip(src) {
-            *x += y;
-        }
-    };
-    for (c, &d) in dq.iter().enumerate() {
-        if d == 0.0 {
-            continue;
-        }
-        let v = obs.cand[c] as usize;
-        let mut din = [0.0; F + 3 * D];
-        arch.q.backward(p, a, pass.q_at[c], &[d], g, &mut din);
-        add(&mut de[v], &din[F..F + D]);
-        add(&mut dy[obs.job_of[v] as usize], &din[F + D..F + 2 * D]);
-        add(&mut dz, &din[F + 2 * D..]);
-    }
-    for (k, &d) in dw.iter().enumerate() {
-        if d == 0.0 {
+    let mut d = arch.gnn.backward_scores(p, obs, &pass.gnn, dq, g);
+    for (k, &dk) in dw.iter().enumerate() {
+        if dk == 0.0 {
             continue;
         }
         let mut din = [0.0; 2 * D + J + 1];
-        arch.w.backward(p, a, pass.w_at[k], &[d], g, &mut din);
-        add(&mut dy[pass.limit_job], &din[..D]);
-        add(&mut dz, &din[D..2 * D]);
+        arch.w.backward(p, &pass.gnn.a, pass.w_at[k], &[dk], g, &mut din);
+        add(&mut d.dy[pass.limit_job], &din[..D]);
+        add(&mut d.dz, &din[D..2 * D]);
     }
-    let mut dsum = [0.0; D];
-    arch.g_glob.backward(p, a, pass.gg_at, &dz, g, &mut dsum);
-    for i in 0..obs.jobs() {
-        let mut din = [0.0; D];
-        arch.f_glob.backward(p, a, pass.fg_at[i], &dsum, g, &mut din);
-        add(&mut dy[i], &din);
-        let mut ds = [0.0; D];
-        arch.g_job.backward(p, a, pass.gj_at[i], &dy[i], g, &mut ds);
-        for v in obs.nodes_of(i) {
-            let mut din = [0.0; F + D];
-            arch.f_job.backward(p, a, pass.fj_at[v], &ds, g, &mut din);
-            add(&mut de[v], &din[F..]);
-        }
-    }
-    // Parents before children: when node v is reached, every parent has sent its share.
-    let mut dfn = vec![[0.0; D]; n];
-    for v in 0..n {
-        if pass.fn_at[v] != usize::MAX && dfn[v].iter().any(|&x| x != 0.0) {
-            let mut din = [0.0; D];
-            arch.f_node.backward(p, a, pass.fn_at[v], &dfn[v], g, &mut din);
-            add(&mut de[v], &din);
-        }
-        let dev = de[v];
-        let mut sink = [0.0; F];
-        arch.prep.backward(p, a, pass.prep_at[v], &dev, g, &mut sink);
-        if pass.gn_at[v] != usize::MAX {
-            let mut ds = [0.0; D];
-            arch.g_node.backward(p, a, pass.gn_at[v], &dev, g, &mut ds);
-            for &u in obs.children(v) {
-                add(&mut dfn[u as usize], &ds);
-            }
-        }
-    }
-    let _ = &pass.e;
+    arch.gnn.backward_embed(p, obs, &pass.gnn, d, g);
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::cache::{self, EmbedCache};
-use super::features::{any_fits, next_task, observe, take, JobTrack, Obs, Tracks};
+use super::features::{any_fits, cluster_total, next_task, observe, take, JobTrack, Obs, Tracks};
 use super::memo::NoFit;
 use super::model::Model;
 use super::net::{self, level_value, Arch};
@@ -102,24 +102,11 @@ impl Policy for Decima {
     }
 
     fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
-        let total = *self.total.get_or_insert_with(|| view.caps.iter().fold(ResVec::ZERO, |a, c| a.add(c)));
+        let total = *self.total.get_or_insert_with(|| cluster_total(view));
         let Some(cap) = view.caps.get(machine).copied() else { return };
         let mut left = *free;
         self.nofit.settle(&view.hard, view.dims);
-        // Freed resources go back to the committed stages first, jobs in arrival order.
-        for &job in view.active() {
-            let Some(tr) = self.jobs.get_mut(job) else { continue };
-            if tr.committed.is_empty() {
-                continue;
-            }
-            let committed = std::mem::take(&mut tr.committed);
-            for &s in &committed {
-                if take(view, tr, &total, job, s, tr.limit, false, &mut left, out) > 0 {
-                    self.touched.push(job);
-                }
-            }
-            tr.committed = committed;
-        }
+        self.jobs.refill_committed(view, &total, &mut left, out, &mut self.touched);
         loop {
             // Only before any pick: a pick exposes the task behind it, which may ask for less.
             if out.is_empty() && self.nofit.covers(&left, &view.hard, view.dims) {
@@ -134,7 +121,7 @@ impl Policy for Decima {
                 break;
             }
             let mut pass = cache::forward(&self.arch, &self.params, &obs, &mut self.cache);
-            let c = self.pick(&pass.q);
+            let c = self.pick(&pass.gnn.q);
             let v = obs.cand[c] as usize;
             net::score_limits(&self.arch, &self.params, &obs, &mut pass, obs.job_of[v] as usize);
             let k = self.pick(&pass.w);
@@ -143,11 +130,8 @@ impl Policy for Decima {
             let tr = self.jobs.get_mut(job).expect("observed jobs are tracked");
             let was_runnable = next_task(view, tr, job, stage).is_some();
             let n = take(view, tr, &total, job, stage, limit, true, &mut left, out);
-            tr.limit = limit;
+            tr.commit(stage, limit);
             self.touched.push(job);
-            if !tr.committed.contains(&stage) {
-                tr.committed.push(stage);
-            }
             if let Some(a) = &mut self.actions {
                 a.push(ActionLog { job, stage, limit, launched: n, was_runnable });
             }
@@ -161,21 +145,13 @@ impl Policy for Decima {
         }
         // Picks are launched (or not) by the simulator next; `launched` books them. Only jobs
         // with picks have anything to reset.
-        for job in self.touched.drain(..) {
-            if let Some(tr) = self.jobs.get_mut(job) {
-                tr.pend.iter_mut().for_each(|p| *p = 0);
-                tr.pend_held = ResVec::ZERO;
-            }
-        }
+        self.jobs.clear_picks(&mut self.touched);
     }
 
     fn launched(&mut self, view: &View, t: TaskRef) {
         self.nofit.launched();
         if let Some(tr) = self.jobs.get_mut(t.job) {
-            let dag = view.dag(t.job);
-            let s = dag.tasks[t.task as usize].stage as usize;
-            tr.launched[s] += 1;
-            tr.held.add_assign(&view.requested(t.job, t.task));
+            let s = tr.book_launch(view, t);
             tr.runnable_seen = view.job_state(t.job).runnable_count;
             // Scans look at each stage's next task only: if the task behind the launched one
             // asks for less on some resource, it may fit where the launched one did not.
@@ -184,11 +160,6 @@ impl Policy for Decima {
                 if !(0..view.dims).all(|r| !view.hard[r] || d.0[r] <= nd.0[r]) {
                     self.nofit.clear();
                 }
-            }
-            // A stage is uncommitted once every task of it is launched (it has nothing left
-            // to give freed resources to, and no action can pick it again).
-            if tr.launched[s] >= dag.stages[s].len {
-                tr.committed.retain(|&c| c as usize != s);
             }
         }
     }
@@ -200,9 +171,7 @@ impl Policy for Decima {
             return;
         }
         if let Some(tr) = self.jobs.get_mut(t.job) {
-            let s = view.dag(t.job).tasks[t.task as usize].stage as usize;
-            tr.finished[s] += 1;
-            tr.held.sub_assign(&view.requested(t.job, t.task));
+            tr.book_finish(view, t);
             let runnable = view.job_state(t.job).runnable_count;
             if runnable > tr.runnable_seen {
                 self.nofit.clear();

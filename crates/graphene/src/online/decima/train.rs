@@ -38,6 +38,7 @@ use super::net::{self, Arch};
 use super::policy::{Decima, Step};
 use super::setting::{self, Arrival, DagSource, Setting};
 use crate::error::{Error, Result};
+use crate::learn::reinforce::{self, Best};
 use crate::learn::Adam;
 use crate::model::{Cluster, Dag, Workload};
 use crate::sim::{self, SimConfig, SimResult};
@@ -194,16 +195,8 @@ impl Occupancy {
 }
 
 fn check(cfg: &TrainConfig) -> Result<()> {
+    reinforce::check_common(cfg.rollouts, cfg.lr, cfg.entropy)?;
     let bad = |m: String| Err(Error::Usage(m));
-    if cfg.rollouts < 2 {
-        return bad(format!("--rollouts {} must be at least 2 (the baseline averages over them)", cfg.rollouts));
-    }
-    if !(cfg.lr.is_finite() && cfg.lr > 0.0) {
-        return bad(format!("learning rate {} must be a finite number > 0", cfg.lr));
-    }
-    if !(cfg.entropy.is_finite() && cfg.entropy >= 0.0) {
-        return bad(format!("entropy weight {} must be a finite number >= 0", cfg.entropy));
-    }
     for (name, v) in
         [("episode start", cfg.episode_start), ("episode max", cfg.episode_max), ("mean gap", cfg.mean_gap)]
     {
@@ -257,24 +250,6 @@ pub struct Trained {
     pub stats: Vec<IterStats>,
 }
 
-/// Keeps the best-scoring weights seen so far. Model selection on held-out workloads: the
-/// learning curve is not monotone (REINFORCE at this budget improves, then drifts), so the last
-/// weights are not the best ones.
-struct Best {
-    model: Option<Model>,
-    at: Option<(usize, f64)>,
-}
-
-impl Best {
-    fn offer(&mut self, it: usize, jct: f64, model: &Model) {
-        // NaN (no job finished) never wins; equal scores keep the earlier weights.
-        if jct.is_finite() && self.at.is_none_or(|(_, b)| jct < b) {
-            self.model = Some(model.clone());
-            self.at = Some((it, jct));
-        }
-    }
-}
-
 /// Trains from `init` on jobs drawn from `dags` on `cluster`. After every `eval_every`
 /// iterations (and before the first, and after the last) the greedy policy is scored on `eval`
 /// (mean JCT) and the best-scoring weights are kept; `progress` sees every iteration.
@@ -296,7 +271,8 @@ pub fn train(
     let mut adam = Adam::new(arch.len);
     let sim_cfg = SimConfig { heartbeat: cfg.heartbeat, ..SimConfig::default() };
     let mut stats = Vec::with_capacity(cfg.iterations + 1);
-    let mut best = Best { model: None, at: None };
+    // Model selection on held-out workloads (NaN, no job finished, never wins).
+    let mut best = Best::new();
     if eval_every > 0 && !eval.is_empty() {
         let jct = evaluate(&model, eval, cluster, cfg.heartbeat)?;
         best.offer(0, jct, &model);
@@ -320,7 +296,7 @@ pub fn train(
         let mut w =
             generate::generate(dags, cfg.max_jobs, ArrivalProcess::Poisson { mean: cfg.mean_gap }, 1, seq_seed)?;
         w.jobs.retain(|j| j.arrival <= tau);
-        let beta = cfg.entropy * (1.0 - it as f64 / cfg.iterations.max(1) as f64);
+        let beta = reinforce::entropy_weight(cfg.entropy, it, cfg.iterations);
         let runs: Vec<Result<(Vec<Step>, SimResult)>> = (0..cfg.rollouts)
             .into_par_iter()
             .map(|r| {
@@ -358,20 +334,10 @@ pub fn train(
                     g
                 })
                 .collect();
-            let mut g = vec![0.0; arch.len];
-            for gr in &grads {
-                for (x, y) in g.iter_mut().zip(gr) {
-                    *x += y;
-                }
-            }
-            for x in &mut g {
-                *x /= n as f64;
-            }
-            adam.step(&mut model.params, &g, cfg.lr);
+            reinforce::step(&mut adam, &mut model.params, grads.iter().map(Vec::as_slice), n, cfg.lr);
         }
         let jobs_in_system = occ.iter().map(|o| o.at(tau) / tau.max(1e-9)).sum::<f64>() / k;
-        let eval_jct = if eval_every > 0 && !eval.is_empty() && ((it + 1) % eval_every == 0 || it + 1 == cfg.iterations)
-        {
+        let eval_jct = if eval_every > 0 && !eval.is_empty() && reinforce::eval_due(eval_every, it, cfg.iterations) {
             let jct = evaluate(&model, eval, cluster, cfg.heartbeat)?;
             best.offer(it + 1, jct, &model);
             Some(jct)
@@ -390,5 +356,6 @@ pub fn train(
         progress(&s);
         stats.push(s);
     }
-    Ok(Trained { best: best.model.unwrap_or_else(|| model.clone()), best_at: best.at, last: model, stats })
+    let (best, best_at) = best.finish(&model);
+    Ok(Trained { best, best_at, last: model, stats })
 }
