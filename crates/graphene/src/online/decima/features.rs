@@ -38,6 +38,60 @@ pub const RUNNING_SCALE: f64 = 20.0;
 /// Task-seconds: a large TPC-H stage holds ~10^4.
 pub const WORK_SCALE: f64 = 1e4;
 
+/// How counts, durations and work become features. A model file says which its weights were
+/// trained with (`trained.features`, see [`super::model::Model::scaling`]); files without it
+/// are [`Scaling::Linear`], so older models see exactly what they were trained on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Scaling {
+    /// Value / scale (the constants above): small jobs' values sit near 0, a few thousandths
+    /// apart.
+    #[default]
+    Linear,
+    /// `ln(1 + v / unit) / ln(1 + scale / unit)` for features 0, 1 and 3 and the job's
+    /// remaining work (tasks: unit 1; seconds: 0.1; task-seconds: 1): the same 0 to about 1
+    /// range, but a 10 task-second job and a 100 task-second one differ by 0.25, not 0.009,
+    /// so that an order by remaining work (what shortest-work heuristics use) is easy to
+    /// express. Running tasks, flags and shares stay linear (they are already of order 1).
+    Log,
+}
+
+impl Scaling {
+    /// The name kept in a model file (`trained.features`); None for the default.
+    pub fn name(self) -> Option<&'static str> {
+        match self {
+            Scaling::Linear => None,
+            Scaling::Log => Some("log"),
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Scaling> {
+        match name {
+            "linear" => Some(Scaling::Linear),
+            "log" => Some(Scaling::Log),
+            _ => None,
+        }
+    }
+
+    fn tasks(self, v: f64) -> f64 {
+        self.apply(v, TASKS_SCALE, 1.0)
+    }
+
+    fn duration(self, v: f64) -> f64 {
+        self.apply(v, DURATION_SCALE, 0.1)
+    }
+
+    fn work(self, v: f64) -> f64 {
+        self.apply(v, WORK_SCALE, 1.0)
+    }
+
+    fn apply(self, v: f64, scale: f64, unit: f64) -> f64 {
+        match self {
+            Scaling::Linear => v / scale,
+            Scaling::Log => (v / unit).ln_1p() / (scale / unit).ln_1p(),
+        }
+    }
+}
+
 /// One decision's input: the nodes, their edges, their jobs and the candidates.
 #[derive(Clone, Debug, Default)]
 pub struct Obs {
@@ -269,6 +323,18 @@ pub fn any_fits(view: &View, jobs: &Tracks, left: &ResVec) -> bool {
 
 /// The observation for machine `machine` (capacity `cap`) with `left` free, over `jobs`.
 pub fn observe(view: &View, jobs: &Tracks, total: &ResVec, cap: &ResVec, left: &ResVec) -> Obs {
+    observe_scaled(view, jobs, total, cap, left, Scaling::Linear)
+}
+
+/// [`observe`] with the features scaled by `scaling`.
+pub fn observe_scaled(
+    view: &View,
+    jobs: &Tracks,
+    total: &ResVec,
+    cap: &ResVec,
+    left: &ResVec,
+    scaling: Scaling,
+) -> Obs {
     let hard = view.hard;
     let mut b = Builder::default();
     let mut local = Vec::new();
@@ -306,10 +372,10 @@ pub fn observe(view: &View, jobs: &Tracks, total: &ResVec, cap: &ResVec, left: &
                 }
             }
             let x = [
-                unl / TASKS_SCALE,
-                tr.mean_dur[s] / DURATION_SCALE,
+                scaling.tasks(unl),
+                scaling.duration(tr.mean_dur[s]),
                 running / RUNNING_SCALE,
-                unl * tr.mean_dur[s] / WORK_SCALE,
+                scaling.work(unl * tr.mean_dur[s]),
                 f64::from(next.is_some()),
                 f64::from(fit),
                 on_machine.min(1.0),
@@ -318,7 +384,7 @@ pub fn observe(view: &View, jobs: &Tracks, total: &ResVec, cap: &ResVec, left: &
             b.node(x, &kids, has_parent, (job, s as u32), fit);
         }
         if n > 0 {
-            b.end_job([share, tr.remaining_work(view, job) / WORK_SCALE], share);
+            b.end_job([share, scaling.work(tr.remaining_work(view, job))], share);
         }
     }
     b.finish()

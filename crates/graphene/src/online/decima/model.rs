@@ -19,7 +19,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::features::{F, J};
+use super::features::{Scaling, F, J};
 use super::net::{Arch, D, H, LEVELS};
 use super::setting::Setting;
 use crate::error::{Error, Result};
@@ -84,6 +84,7 @@ impl Model {
         })?;
         let model = Model { params, trained };
         model.setting()?;
+        model.scaling()?;
         Ok(model)
     }
 
@@ -94,6 +95,30 @@ impl Model {
             Some(v) => Setting::deserialize(v)
                 .map(Some)
                 .map_err(|e| Error::field("trained.setting", format!("not a training setting: {e}"))),
+        }
+    }
+
+    /// How the weights expect their features scaled: `trained.features` ("log"), absent for
+    /// [`Scaling::Linear`] (every file written before the option existed). An unknown name is
+    /// refused naming the field.
+    pub fn scaling(&self) -> Result<Scaling> {
+        match self.trained.get("features") {
+            None | Some(serde_json::Value::Null) => Ok(Scaling::Linear),
+            Some(serde_json::Value::String(n)) => Scaling::parse(n).ok_or_else(|| {
+                Error::field("trained.features", format!("unknown feature scaling '{n}' (linear, log)"))
+            }),
+            Some(v) => Err(Error::field("trained.features", format!("not a feature scaling name: {v}"))),
+        }
+    }
+
+    /// Records `scaling` as `trained.features` (nothing for the default, so files stay as
+    /// they were).
+    pub fn set_scaling(&mut self, scaling: Scaling) {
+        if let Some(name) = scaling.name() {
+            if !self.trained.is_object() {
+                self.trained = serde_json::json!({});
+            }
+            self.trained.as_object_mut().expect("an object").insert("features".into(), name.into());
         }
     }
 

@@ -6,7 +6,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::cache::{self, EmbedCache};
-use super::features::{any_fits, next_task, observe, take, JobTrack, Obs, Tracks};
+use super::features::{any_fits, next_task, observe_scaled, take, JobTrack, Obs, Scaling, Tracks};
 use super::memo::NoFit;
 use super::model::Model;
 use super::net::{self, level_value, Arch};
@@ -45,6 +45,8 @@ pub struct ActionLog {
 pub struct Decima {
     arch: Arch,
     params: Vec<f64>,
+    /// How features are scaled (the model file's `trained.features`).
+    scaling: Scaling,
     mode: Mode,
     jobs: Tracks,
     /// Jobs with tasks picked in the current heartbeat (their `pend` is reset at its end).
@@ -64,6 +66,8 @@ impl Decima {
         Decima {
             arch: Arch::new(),
             params: model.params.clone(),
+            // A model that failed to say would have been refused when parsed.
+            scaling: model.scaling().unwrap_or_default(),
             mode: Mode::Greedy,
             jobs: Tracks::default(),
             touched: Vec::new(),
@@ -129,7 +133,7 @@ impl Policy for Decima {
                 self.nofit.record(left, out.len());
                 break;
             }
-            let obs = observe(view, &self.jobs, &total, &cap, &left);
+            let obs = observe_scaled(view, &self.jobs, &total, &cap, &left, self.scaling);
             if obs.cand.is_empty() {
                 break;
             }
