@@ -40,6 +40,12 @@ pub struct Args {
     /// kept in the file as `trained.features` [default: --init's, else linear].
     #[arg(long, value_name = "SCALING", value_parser = ["linear", "log"])]
     pub features: Option<String>,
+    /// Where a machine's freed resources go before the agent is asked: `any-job` (committed
+    /// stages of every job, arrival order: the bundled model's) or `own-job` (only the stages
+    /// of the job that last ran there, as Decima's executors stay with their job), kept in the
+    /// file as `trained.freed` [default: --init's, else any-job].
+    #[arg(long, value_name = "RULE", value_parser = ["any-job", "own-job"])]
+    pub freed: Option<String>,
     /// Training iterations (one arrival sequence and one Adam step each).
     #[arg(long, default_value_t = 100)]
     pub iterations: usize,
@@ -169,6 +175,17 @@ pub fn run(a: Args) -> Result<i32> {
         )));
     }
     init.set_scaling(scaling);
+    let freed = match &a.freed {
+        Some(name) => decima::policy::Freed::parse(name).expect("clap checked the name"),
+        None => init.freed()?,
+    };
+    if a.init.is_some() && init.freed()? != freed {
+        return Err(Error::Usage(format!(
+            "--freed {}: the --init weights were trained with the other rule",
+            a.freed.as_deref().unwrap_or_default()
+        )));
+    }
+    init.set_freed(freed);
     let show = !a.quiet && std::io::stderr().is_terminal();
     let bar = if show {
         let b = indicatif::ProgressBar::new(a.iterations as u64);
@@ -237,6 +254,7 @@ pub fn run(a: Args) -> Result<i32> {
         model.trained["style"] = "spark-sched-sim".into();
     }
     model.set_scaling(scaling);
+    model.set_freed(freed);
     model.set_setting(&setting);
     let inputs: Vec<&std::path::Path> = a.dags.iter().map(|p| p.as_path()).collect();
     graphene::output::write_output(&a.out, model.to_json().as_bytes(), &inputs)?;

@@ -422,3 +422,29 @@ pub fn take(
     }
     n
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linear_scaling_is_the_old_division_and_log_spreads_small_values() {
+        for v in [0.0, 0.03, 1.0, 37.0, 200.0, 1e4] {
+            assert_eq!(Scaling::Linear.tasks(v), v / TASKS_SCALE);
+            assert_eq!(Scaling::Linear.duration(v), v / DURATION_SCALE);
+            assert_eq!(Scaling::Linear.work(v), v / WORK_SCALE);
+        }
+        let l = Scaling::Log;
+        assert_eq!(l.work(0.0), 0.0);
+        assert!((l.work(WORK_SCALE) - 1.0).abs() < 1e-12 && (l.tasks(TASKS_SCALE) - 1.0).abs() < 1e-12);
+        assert!((l.duration(DURATION_SCALE) - 1.0).abs() < 1e-12);
+        // 10 and 100 task-seconds: a quarter apart, against 0.009 linearly.
+        assert!(l.work(100.0) - l.work(10.0) > 0.2, "{}", l.work(100.0) - l.work(10.0));
+        let xs: Vec<f64> = [0.0, 0.5, 3.0, 40.0, 900.0, 5e4].iter().map(|&v| l.work(v)).collect();
+        assert!(xs.windows(2).all(|w| w[0] < w[1]), "monotone: {xs:?}");
+        assert_eq!(Scaling::parse("log"), Some(Scaling::Log));
+        assert_eq!(Scaling::parse("linear"), Some(Scaling::Linear));
+        assert_eq!(Scaling::parse("cubic"), None);
+        assert_eq!((Scaling::Linear.name(), Scaling::Log.name()), (None, Some("log")));
+    }
+}

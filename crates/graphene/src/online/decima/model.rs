@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use super::features::{Scaling, F, J};
 use super::net::{Arch, D, H, LEVELS};
+use super::policy::Freed;
 use super::setting::Setting;
 use crate::error::{Error, Result};
 use crate::learn::file;
@@ -85,6 +86,7 @@ impl Model {
         let model = Model { params, trained };
         model.setting()?;
         model.scaling()?;
+        model.freed()?;
         Ok(model)
     }
 
@@ -108,6 +110,27 @@ impl Model {
                 Error::field("trained.features", format!("unknown feature scaling '{n}' (linear, log)"))
             }),
             Some(v) => Err(Error::field("trained.features", format!("not a feature scaling name: {v}"))),
+        }
+    }
+
+    /// Where freed resources go before the agent is asked: `trained.freed` ("own-job"), absent
+    /// for [`Freed::AnyJob`] (every file written before the option existed).
+    pub fn freed(&self) -> Result<Freed> {
+        match self.trained.get("freed") {
+            None | Some(serde_json::Value::Null) => Ok(Freed::AnyJob),
+            Some(serde_json::Value::String(n)) => Freed::parse(n)
+                .ok_or_else(|| Error::field("trained.freed", format!("unknown rule '{n}' (any-job, own-job)"))),
+            Some(v) => Err(Error::field("trained.freed", format!("not a rule name: {v}"))),
+        }
+    }
+
+    /// Records `freed` as `trained.freed` (nothing for the default).
+    pub fn set_freed(&mut self, freed: Freed) {
+        if let Some(name) = freed.name() {
+            if !self.trained.is_object() {
+                self.trained = serde_json::json!({});
+            }
+            self.trained.as_object_mut().expect("an object").insert("freed".into(), name.into());
         }
     }
 
@@ -171,6 +194,32 @@ mod tests {
         let mut n = Model { trained: serde_json::json!({"seed": 4}), ..Model::init(3) };
         n.set_setting(&setting());
         assert_eq!(Model::parse(&n.to_json()).unwrap().trained["seed"], 4);
+    }
+
+    #[test]
+    fn the_feature_scaling_round_trips_and_defaults_to_linear() {
+        let mut m = Model::init(3);
+        assert_eq!(m.scaling().unwrap(), Scaling::Linear);
+        m.set_scaling(Scaling::Linear);
+        assert_eq!(m.trained, serde_json::Value::Null, "the default writes nothing");
+        m.set_scaling(Scaling::Log);
+        let back = Model::parse(&m.to_json()).unwrap();
+        assert_eq!(back.scaling().unwrap(), Scaling::Log);
+        assert_eq!(back.trained["features"], "log");
+        let bad = Model { trained: serde_json::json!({"features": "cubic"}), ..Model::init(3) };
+        let e = Model::parse(&bad.to_json()).unwrap_err().to_string();
+        assert!(e.contains("trained.features") && e.contains("cubic"), "{e}");
+        let bad = Model { trained: serde_json::json!({"features": 2}), ..Model::init(3) };
+        assert!(Model::parse(&bad.to_json()).unwrap_err().to_string().contains("trained.features"));
+        assert_eq!(Model::bundled().unwrap().scaling().unwrap(), Scaling::Linear, "the bundled model is linear");
+        assert_eq!(Model::bundled().unwrap().freed().unwrap(), Freed::AnyJob);
+        let mut m = Model::init(3);
+        m.set_freed(Freed::AnyJob);
+        assert_eq!(m.trained, serde_json::Value::Null);
+        m.set_freed(Freed::OwnJob);
+        assert_eq!(Model::parse(&m.to_json()).unwrap().freed().unwrap(), Freed::OwnJob);
+        let bad = Model { trained: serde_json::json!({"freed": "nobody"}), ..Model::init(3) };
+        assert!(Model::parse(&bad.to_json()).unwrap_err().to_string().contains("trained.freed"));
     }
 
     #[test]

@@ -14,6 +14,41 @@ use crate::model::ResVec;
 use crate::online::{Policy, TaskRef};
 use crate::sim::View;
 
+/// Where a machine's freed resources go before the agent is asked (the model file's
+/// `trained.freed`, see [`Model::freed`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Freed {
+    /// To the committed stages of every active job, jobs in arrival order (the default, and
+    /// every file written before the option): an older job with a commitment below its limit
+    /// takes any machine's freed resources first.
+    #[default]
+    AnyJob,
+    /// Only to the committed stages of the job that last picked tasks on this machine, as
+    /// Decima's executor stays on its job's stage while it has tasks and the job is within its
+    /// limit; otherwise the agent is asked. On one-slot machines (Decima's executors) that is
+    /// exactly the paper's rule, and a job that arrived later is not queued behind older
+    /// commitments without the agent's say.
+    OwnJob,
+}
+
+impl Freed {
+    /// The name kept in a model file; None for the default.
+    pub fn name(self) -> Option<&'static str> {
+        match self {
+            Freed::AnyJob => None,
+            Freed::OwnJob => Some("own-job"),
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Freed> {
+        match name {
+            "any-job" => Some(Freed::AnyJob),
+            "own-job" => Some(Freed::OwnJob),
+            _ => None,
+        }
+    }
+}
+
 /// How actions are chosen.
 enum Mode {
     /// The highest score (ties: the first candidate, i.e. earlier job then lower stage).
@@ -47,6 +82,9 @@ pub struct Decima {
     params: Vec<f64>,
     /// How features are scaled (the model file's `trained.features`).
     scaling: Scaling,
+    freed: Freed,
+    /// Under [`Freed::OwnJob`]: the job that last picked tasks on each machine.
+    owner: Vec<Option<u32>>,
     mode: Mode,
     jobs: Tracks,
     /// Jobs with tasks picked in the current heartbeat (their `pend` is reset at its end).
@@ -68,6 +106,8 @@ impl Decima {
             params: model.params.clone(),
             // A model that failed to say would have been refused when parsed.
             scaling: model.scaling().unwrap_or_default(),
+            freed: model.freed().unwrap_or_default(),
+            owner: Vec::new(),
             mode: Mode::Greedy,
             jobs: Tracks::default(),
             touched: Vec::new(),
@@ -110,8 +150,22 @@ impl Policy for Decima {
         let Some(cap) = view.caps.get(machine).copied() else { return };
         let mut left = *free;
         self.nofit.settle(&view.hard, view.dims);
-        // Freed resources go back to the committed stages first, jobs in arrival order.
-        for &job in view.active() {
+        // Freed resources go back to the committed stages first: of every job, in arrival
+        // order, or only of the machine's own job.
+        let own = match self.freed {
+            Freed::AnyJob => None,
+            Freed::OwnJob => Some(self.owner.get(machine).copied().flatten()),
+        };
+        let own_job: [u32; 1];
+        let jobs: &[u32] = match own {
+            None => view.active(),
+            Some(None) => &[],
+            Some(Some(j)) => {
+                own_job = [j];
+                &own_job
+            }
+        };
+        for &job in jobs {
             let Some(tr) = self.jobs.get_mut(job) else { continue };
             if tr.committed.is_empty() {
                 continue;
@@ -161,6 +215,14 @@ impl Policy for Decima {
             if n == 0 {
                 // Cannot happen (candidates fit and the level exceeds the share); never loop.
                 break;
+            }
+        }
+        if self.freed == Freed::OwnJob {
+            if let Some(last) = out.last() {
+                if self.owner.len() <= machine {
+                    self.owner.resize(machine + 1, None);
+                }
+                self.owner[machine] = Some(last.job);
             }
         }
         // Picks are launched (or not) by the simulator next; `launched` books them. Only jobs
