@@ -694,8 +694,15 @@ fn train_decima_spark_sched_sim_style_and_options() {
     }
     // Both models replay the style's one-slot jobs to valid schedules; under own-job, freed
     // slots stay with their machine's job.
-    let w =
-        trace::spark_sched_sim::generate(&[q6.clone()], 12, ArrivalProcess::Poisson { mean: 4.0 }, 1, 10, 3).unwrap();
+    let w = trace::spark_sched_sim::generate(
+        std::slice::from_ref(&q6),
+        12,
+        ArrivalProcess::Poisson { mean: 4.0 },
+        1,
+        10,
+        3,
+    )
+    .unwrap();
     let cl = ClusterSpec::uniform(
         3,
         [("cpu", 1.0), ("mem", 1.0), ("disk", 1.0), ("net", 1.0)]
