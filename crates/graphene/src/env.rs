@@ -391,7 +391,7 @@ impl Policy for Agent {
     fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
         let total = *self.total.get_or_insert_with(|| cluster_total(view));
         let mut left = *free;
-        self.jobs.refill_committed(view, &total, &mut left, out, &mut self.touched);
+        self.jobs.refill_committed(view, view.active(), &total, &mut left, out, &mut self.touched);
         let cap = view.caps[machine];
         loop {
             if !any_fits(view, &self.jobs, &left) {

@@ -117,19 +117,7 @@ pub fn run(a: Args) -> Result<i32> {
 /// `--style spark-sched-sim`: the flags that choose DAGs or demands another way are refused
 /// rather than silently ignored.
 fn spark_sched_sim(a: &Args, arrival: ArrivalProcess) -> Result<i32> {
-    let conflicts = [
-        ("--trace-dags", !a.trace_dags.is_empty()),
-        ("--demands", a.input.demands.is_some()),
-        ("--query", a.input.query.is_some()),
-        ("--job", a.input.job.is_some()),
-        ("--format", a.input.format.is_some()),
-        ("--min-stages", a.min_stages != 1),
-    ];
-    if let Some((flag, _)) = conflicts.iter().find(|c| c.1) {
-        return Err(Error::Usage(format!(
-            "{flag} does not go with --style spark-sched-sim (it draws every query of each TPC-H file, one slot per task)"
-        )));
-    }
+    refuse_with_sss(&a.input, &[("--trace-dags", !a.trace_dags.is_empty()), ("--min-stages", a.min_stages != 1)])?;
     let cluster = super::args::trace_cluster(&a.cluster)?;
     let per_file = trace::spark_sched_sim::sources(&a.dags, a.input.executors)?;
     let sources: Vec<&[graphene::model::Dag]> = per_file.iter().map(Vec::as_slice).collect();
@@ -146,6 +134,24 @@ fn spark_sched_sim(a: &Args, arrival: ArrivalProcess) -> Result<i32> {
         summary(a, &workload, arrival, &cluster, scale, per_file.iter().map(Vec::len).sum());
     }
     Ok(0)
+}
+
+/// `--style spark-sched-sim` (here and in `train-decima`) reads every query of each TPC-H file
+/// at one slot per task: the input flags that choose DAGs or demands another way, and the
+/// command's own `extra` ones that are set, are refused rather than silently ignored.
+pub fn refuse_with_sss(input: &InputArgs, extra: &[(&str, bool)]) -> Result<()> {
+    let conflicts = [
+        ("--demands", input.demands.is_some()),
+        ("--query", input.query.is_some()),
+        ("--job", input.job.is_some()),
+        ("--format", input.format.is_some()),
+    ];
+    if let Some((flag, _)) = extra.iter().chain(&conflicts).find(|c| c.1) {
+        return Err(Error::Usage(format!(
+            "{flag} does not go with --style spark-sched-sim (it draws every query of each TPC-H file, one slot per task)"
+        )));
+    }
+    Ok(())
 }
 
 /// The summary on stderr: what was drawn, and the load it offers `cluster`.

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use graphene::online::decima::{self, train, TrainConfig};
+use graphene::online::decima::{self, TrainConfig};
 use graphene::trace::{self, ArrivalProcess};
 use graphene::{Error, Result};
 
@@ -23,6 +23,7 @@ impl Trainer for Decima {
     const QUIET_HELP: &'static str = "No progress bar or learning curve on standard error";
     type Arch = decima::model::ArchInfo;
 }
+use super::gen_trace::Style;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -42,6 +43,24 @@ pub struct Args {
     /// as the episode ends are).
     #[arg(long, value_name = "PROCESS")]
     pub arrival: Option<String>,
+    /// How jobs are drawn. `spark-sched-sim`: as `gen-trace --style spark-sched-sim` draws them
+    /// (the same code): each job's TPC-H size uniform over the --dags files, its query uniform
+    /// over 1-22, every task one slot (cpu=1) at its stage's mean duration at --executors. For
+    /// Decima's own setting: --machines 10 --capacity cpu=1,mem=1,disk=1,net=1 --executors 10
+    /// --jobs 50 --arrival poisson:25.
+    #[arg(long, value_enum, default_value = "default")]
+    pub style: Style,
+    /// How the policy scales its features: `linear` (value / a TPC-H scale, the bundled model's)
+    /// or `log` (log-scaled task counts, durations and work; see `decima::features::Scaling`),
+    /// kept in the file as `trained.features` [default: --init's, else linear].
+    #[arg(long, value_name = "SCALING", value_parser = ["linear", "log"])]
+    pub features: Option<String>,
+    /// Where a machine's freed resources go before the agent is asked: `any-job` (committed
+    /// stages of every job, arrival order: the bundled model's) or `own-job` (only the stages
+    /// of the job that last ran there, as Decima's executors stay with their job), kept in the
+    /// file as `trained.freed` [default: --init's, else any-job].
+    #[arg(long, value_name = "RULE", value_parser = ["any-job", "own-job"])]
+    pub freed: Option<String>,
     #[command(flatten)]
     pub steps: Steps<Decima>,
     /// Mean episode length in seconds at the start, its growth per iteration and its cap.
@@ -91,7 +110,19 @@ pub fn run(a: Args) -> Result<i32> {
                 .into(),
         ));
     }
-    let dags = super::args::load_job_dags(&a.dags, &a.input)?;
+    let sss = a.style == Style::SparkSchedSim;
+    if sss {
+        super::gen_trace::refuse_with_sss(&a.input, &[])?;
+    }
+    // One list of DAGs per file under --style spark-sched-sim (a size, then a query), else one
+    // list of all (a DAG uniformly, as before).
+    let per_file = if sss {
+        graphene::trace::spark_sched_sim::sources(&a.dags, a.input.executors)?
+    } else {
+        vec![super::args::load_job_dags(&a.dags, &a.input)?]
+    };
+    let sources: Vec<&[graphene::model::Dag]> = per_file.iter().map(Vec::as_slice).collect();
+    let dags: Vec<graphene::model::Dag> = per_file.iter().flatten().cloned().collect();
     let cluster = super::args::trace_cluster(&a.cluster)?;
     for d in &dags {
         cluster.check_fits(d)?;
@@ -123,9 +154,31 @@ pub fn run(a: Args) -> Result<i32> {
     let held_out_seeds: Vec<u64> = (0..a.eval_traces).map(|i| decima::train::mix(seed, (1 << 41) + i as u64)).collect();
     let eval: Vec<_> = held_out_seeds
         .iter()
-        .map(|&s| trace::generate(&dags, a.eval_jobs, ArrivalProcess::Poisson { mean: mean_gap }, 1, s))
+        .map(|&s| trace::generate_from(&sources, a.eval_jobs, ArrivalProcess::Poisson { mean: mean_gap }, 1, s))
         .collect::<Result<_>>()?;
-    let init = a.output.initial(seed)?;
+    let mut init = a.output.initial(seed)?;
+    let scaling = match &a.features {
+        Some(name) => decima::features::Scaling::parse(name).expect("clap checked the name"),
+        None => init.scaling()?,
+    };
+    if a.output.init.is_some() && init.scaling()? != scaling {
+        return Err(Error::Usage(format!(
+            "--features {}: the --init weights were trained with other feature scaling",
+            a.features.as_deref().unwrap_or_default()
+        )));
+    }
+    init.set_scaling(scaling);
+    let freed = match &a.freed {
+        Some(name) => decima::policy::Freed::parse(name).expect("clap checked the name"),
+        None => init.freed()?,
+    };
+    if a.output.init.is_some() && init.freed()? != freed {
+        return Err(Error::Usage(format!(
+            "--freed {}: the --init weights were trained with the other rule",
+            a.freed.as_deref().unwrap_or_default()
+        )));
+    }
+    init.set_freed(freed);
     let show = !a.output.quiet && std::io::stderr().is_terminal();
     let bar = if show {
         let b = indicatif::ProgressBar::new(a.steps.iterations as u64);
@@ -142,7 +195,7 @@ pub fn run(a: Args) -> Result<i32> {
     };
     let quiet = a.output.quiet;
     let started = std::time::Instant::now();
-    let trained = train(&dags, &cluster, &cfg, &init, &eval, a.eval_every, &mut |s| {
+    let trained = decima::train_from(&sources, &cluster, &cfg, &init, &eval, a.eval_every, &mut |s| {
         if let Some(b) = &bar {
             b.set_position(s.iteration as u64);
             b.set_message(format!("episode {:.0} s, {:.2} jobs in system", s.episode, s.jobs_in_system));
@@ -172,7 +225,8 @@ pub fn run(a: Args) -> Result<i32> {
             query: a.input.query,
         })
         .collect();
-    let demands = a.input.demands.clone().unwrap_or_else(|| "default".into());
+    let demands =
+        if sss { "spark-sched-sim".into() } else { a.input.demands.clone().unwrap_or_else(|| "default".into()) };
     let setting = decima::train::setting(&cluster, &cfg, Some(load), sources, a.input.executors, &demands, seed);
     model.trained = serde_json::json!({
         "dags": dag_names,
@@ -184,6 +238,11 @@ pub fn run(a: Args) -> Result<i32> {
         "learning_curve": curve,
         "chosen": chosen,
     });
+    if sss {
+        model.trained["style"] = "spark-sched-sim".into();
+    }
+    model.set_scaling(scaling);
+    model.set_freed(freed);
     model.set_setting(&setting);
     a.output.write(&model, &a.dags)?;
     if !a.output.quiet {

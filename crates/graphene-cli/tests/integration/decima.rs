@@ -537,3 +537,185 @@ fn decima_spark_sched_sim_trace_has_the_documented_shape() {
     let r = cli(&args).ok();
     assert!(!r.stderr.contains("warning"), "{}", r.stderr);
 }
+
+/// The model trained for Decima's own setting (`models/decima-sss.json`, see
+/// `crates/graphene/models/README.md`): it loads, records 10 one-slot executors, 50-job episodes
+/// of spark-sched-sim's TPC-H mix at a mean gap of 25 s, and so raises no warning for a run of
+/// that setting and one for the multi-resource TPC-H setting the bundled model is for.
+#[test]
+fn the_spark_sched_sim_model_has_its_setting() {
+    let path = repo("crates/graphene/models/decima-sss.json");
+    let m = Model::load(&path).expect("the model loads");
+    assert_eq!(m.to_json(), std::fs::read_to_string(&path).unwrap(), "the file is what this build writes");
+    let s = m.setting().unwrap().expect("a setting");
+    let one: BTreeMap<String, f64> = ["cpu", "disk", "mem", "net"].into_iter().map(|r| (r.to_string(), 1.0)).collect();
+    assert_eq!(s.machines, vec![graphene::model::MachineGroup { count: 10, capacity: one.clone() }]);
+    assert_eq!((s.heartbeat, s.jobs, s.executors), (1.0, 50, 10));
+    assert_eq!(s.arrival.poisson_mean, 25.0);
+    assert_eq!(s.demands, "spark-sched-sim");
+    assert_eq!(m.trained["style"], "spark-sched-sim");
+    let files: Vec<&str> = s.dags.iter().map(|d| d.file.as_str()).collect();
+    assert_eq!(files, ["tpch-2g.json", "tpch-5g.json", "tpch-10g.json", "tpch-20g.json"]);
+
+    // A run of its setting (a 50-job sequence at its load): no difference. The bundled model's
+    // setting (10 x 16 cores, 8 s gaps, 200 jobs): the cluster and the arrival rate differ.
+    let c = ClusterSpec::uniform(10, one).resolve(&trace::RESOURCES.map(String::from)).unwrap();
+    let own = decima::RunShape {
+        machines: decima::setting::groups(&c),
+        overbook: decima::setting::overbooked(&c),
+        speeds: None,
+        heartbeat: 1.0,
+        jobs: 50,
+        mean_gap: Some(25.8),
+        load: s.arrival.load,
+    };
+    assert_eq!(s.differences(&own), vec![]);
+    assert_eq!(decima::setting::warning(Some(&s), "decima-sss.json", &own), None);
+    let other = Model::bundled().unwrap().setting().unwrap().unwrap();
+    let tpch = decima::RunShape {
+        machines: other.machines.clone(),
+        overbook: other.overbook.clone(),
+        speeds: None,
+        heartbeat: 1.0,
+        jobs: 200,
+        mean_gap: Some(other.arrival.poisson_mean),
+        load: other.arrival.load,
+    };
+    let fields: Vec<&str> = s.differences(&tpch).iter().map(|d| d.field).collect();
+    assert!(fields.contains(&"capacity") && fields.contains(&"mean arrival gap"), "{fields:?}");
+    assert!(other.differences(&own).iter().any(|d| d.field == "capacity"), "and the other way round");
+
+    // Through the CLI, on a spark-sched-sim trace drawn from the shared TPC-H files (skipped
+    // without them): no warning on 10 one-slot machines, a warning on the default cluster.
+    let tpch_files: Vec<std::path::PathBuf> = ["2g", "5g", "10g", "20g"]
+        .iter()
+        .filter_map(|s| crate::util::shared(&format!("data/decima-tpch/json/tpch-{s}.json")))
+        .collect();
+    if tpch_files.len() < 4 {
+        return;
+    }
+    let dir = tempdir();
+    let t = dir.path().join("ss.csv");
+    let mut args: Vec<String> = vec!["gen-trace".into(), "--style".into(), "spark-sched-sim".into(), "--dags".into()];
+    args.extend(tpch_files.iter().map(|p| p.display().to_string()));
+    for a in ["--jobs", "50", "--arrival", "poisson:25", "--executors", "10", "--seed", "42", "-q", "--out"] {
+        args.push(a.into());
+    }
+    args.push(t.display().to_string());
+    cli(&args).ok();
+    let one_slot = ["--machines", "10", "--capacity", "cpu=1,mem=1,disk=1,net=1"];
+    let e = replay_decima(&t, Some(&path), dir.path(), &one_slot);
+    assert!(!e.contains("warning"), "its own setting: {e}");
+    let e = replay_decima(&t, None, dir.path(), &one_slot);
+    assert!(e.contains("warning") && e.contains("capacity"), "the bundled model warns there: {e}");
+    let e = replay_decima(&t, Some(&path), dir.path(), &["--machines", "10"]);
+    assert!(e.contains("decima-sss.json was trained for another setting") && e.contains("capacity"), "{e}");
+}
+
+/// `train-decima --style spark-sched-sim` draws jobs as `gen-trace --style spark-sched-sim`
+/// does (one-slot tasks at their stage's mean duration), records that in the file, and is
+/// deterministic for a seed; `--features log` and `--freed own-job` are kept as
+/// `trained.features` and `trained.freed` and read back; flags that do not go with the style,
+/// or a scaling or rule unlike `--init`'s, are refused.
+#[test]
+fn train_decima_spark_sched_sim_style_and_options() {
+    let dir = tempdir();
+    let q6 = repo("tests/data/tpch-2g-q6.json");
+    let train = |out: &str, extra: &[&str]| {
+        let mut args: Vec<String> = vec!["train-decima".into(), "--dags".into(), q6.display().to_string()];
+        for a in [
+            "--style",
+            "spark-sched-sim",
+            "--executors",
+            "10",
+            "--machines",
+            "3",
+            "--capacity",
+            "cpu=1,mem=1,disk=1,net=1",
+            "--arrival",
+            "poisson:4",
+            "--jobs",
+            "8",
+            "--iterations",
+            "2",
+            "--rollouts",
+            "2",
+            "--episode-start",
+            "40",
+            "--eval-traces",
+            "1",
+            "--eval-jobs",
+            "5",
+            "--eval-every",
+            "1",
+            "--seed",
+            "5",
+            "-q",
+        ] {
+            args.push(a.into());
+        }
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args.extend(["--out".into(), dir.path().join(out).display().to_string()]);
+        cli(&args)
+    };
+    train("a.json", &["--features", "log", "--freed", "own-job"]).ok();
+    train("b.json", &["--features", "log", "--freed", "own-job"]).ok();
+    let a = std::fs::read_to_string(dir.path().join("a.json")).unwrap();
+    assert_eq!(a, std::fs::read_to_string(dir.path().join("b.json")).unwrap(), "same seed, same bytes");
+    let m = Model::load(&dir.path().join("a.json")).unwrap();
+    assert_eq!(m.trained["style"], "spark-sched-sim");
+    assert_eq!(m.trained["features"], "log");
+    assert_eq!(m.scaling().unwrap(), decima::features::Scaling::Log);
+    assert_eq!(m.trained["freed"], "own-job");
+    assert_eq!(m.freed().unwrap(), decima::policy::Freed::OwnJob);
+    let s = m.setting().unwrap().unwrap();
+    assert_eq!((s.demands.as_str(), s.executors, s.jobs), ("spark-sched-sim", 10, 8));
+    assert_eq!(s.machines[0].capacity["cpu"], 1.0);
+    // Without --features the file says nothing (linear, as every older file).
+    train("c.json", &[]).ok();
+    let c = Model::load(&dir.path().join("c.json")).unwrap();
+    assert!(c.trained.get("features").is_none() && c.trained.get("freed").is_none());
+    assert_eq!(c.scaling().unwrap(), decima::features::Scaling::Linear);
+    assert_eq!(c.freed().unwrap(), decima::policy::Freed::AnyJob);
+    assert_ne!(c.params, m.params, "another scaling, other gradients");
+    // Continuing from a log-scaled file keeps its scaling; asking for another is refused.
+    train("d.json", &["--init", dir.path().join("a.json").to_str().unwrap()]).ok();
+    let d = Model::load(&dir.path().join("d.json")).unwrap();
+    assert_eq!((&d.trained["features"], &d.trained["freed"]), (&"log".into(), &"own-job".into()));
+    for flag in ["--features=linear", "--freed=any-job"] {
+        let r = train("e.json", &["--init", dir.path().join("a.json").to_str().unwrap(), flag]);
+        assert_eq!(r.code, Some(1), "{}", r.stderr);
+        assert!(r.stderr.contains(flag.split('=').next().unwrap()), "{}", r.stderr);
+    }
+    for flag in [&["--demands", "mixed"][..], &["--query", "6"][..]] {
+        let r = train("f.json", flag);
+        assert_eq!(r.code, Some(1), "{}", r.stderr);
+        assert!(r.stderr.contains(flag[0]) && r.stderr.contains("spark-sched-sim"), "{}", r.stderr);
+    }
+    // Both models replay the style's one-slot jobs to valid schedules; under own-job, freed
+    // slots stay with their machine's job.
+    let w = trace::spark_sched_sim::generate(
+        std::slice::from_ref(&q6),
+        12,
+        ArrivalProcess::Poisson { mean: 4.0 },
+        1,
+        10,
+        3,
+    )
+    .unwrap();
+    let cl = ClusterSpec::uniform(
+        3,
+        [("cpu", 1.0), ("mem", 1.0), ("disk", 1.0), ("net", 1.0)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
+    .resolve(&trace::RESOURCES.map(String::from))
+    .unwrap();
+    for model in [&m, &c] {
+        let r = run(&w, &cl, &mut Decima::new(model), &SimConfig::default()).unwrap();
+        assert_eq!(validate_replay(&w, &cl, &r), vec![]);
+        assert!(r.jobs.iter().all(|j| j.finish.is_finite()));
+    }
+    assert!(w.jobs.iter().all(|j| j.dag.tasks.iter().all(|t| t.demand.0[0] == 1.0)));
+}

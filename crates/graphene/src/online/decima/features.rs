@@ -38,6 +38,60 @@ pub const RUNNING_SCALE: f64 = 20.0;
 /// Task-seconds: a large TPC-H stage holds ~10^4.
 pub const WORK_SCALE: f64 = 1e4;
 
+/// How counts, durations and work become features. A model file says which its weights were
+/// trained with (`trained.features`, see [`super::model::Model::scaling`]); files without it
+/// are [`Scaling::Linear`], so older models see exactly what they were trained on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Scaling {
+    /// Value / scale (the constants above): small jobs' values sit near 0, a few thousandths
+    /// apart.
+    #[default]
+    Linear,
+    /// `ln(1 + v / unit) / ln(1 + scale / unit)` for features 0, 1 and 3 and the job's
+    /// remaining work (tasks: unit 1; seconds: 0.1; task-seconds: 1): the same 0 to about 1
+    /// range, but a 10 task-second job and a 100 task-second one differ by 0.25, not 0.009,
+    /// so that an order by remaining work (what shortest-work heuristics use) is easy to
+    /// express. Running tasks, flags and shares stay linear (they are already of order 1).
+    Log,
+}
+
+impl Scaling {
+    /// The name kept in a model file (`trained.features`); None for the default.
+    pub fn name(self) -> Option<&'static str> {
+        match self {
+            Scaling::Linear => None,
+            Scaling::Log => Some("log"),
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Scaling> {
+        match name {
+            "linear" => Some(Scaling::Linear),
+            "log" => Some(Scaling::Log),
+            _ => None,
+        }
+    }
+
+    fn tasks(self, v: f64) -> f64 {
+        self.apply(v, TASKS_SCALE, 1.0)
+    }
+
+    fn duration(self, v: f64) -> f64 {
+        self.apply(v, DURATION_SCALE, 0.1)
+    }
+
+    fn work(self, v: f64) -> f64 {
+        self.apply(v, WORK_SCALE, 1.0)
+    }
+
+    fn apply(self, v: f64, scale: f64, unit: f64) -> f64 {
+        match self {
+            Scaling::Linear => v / scale,
+            Scaling::Log => (v / unit).ln_1p() / (scale / unit).ln_1p(),
+        }
+    }
+}
+
 /// One decision's input: the nodes, their edges, their jobs and the candidates.
 #[derive(Clone, Debug, Default)]
 pub struct Obs {
@@ -176,17 +230,18 @@ impl Tracks {
     }
 
     /// The start of a heartbeat's assignment: freed resources `left` go back to the committed
-    /// stages first, jobs in arrival order, each up to its job's limit; jobs given tasks join
-    /// `touched`.
+    /// stages of `jobs` first (every active job in arrival order, or the machine's own job
+    /// alone), each up to its job's limit; jobs given tasks join `touched`.
     pub fn refill_committed(
         &mut self,
         view: &View,
+        jobs: &[u32],
         total: &ResVec,
         left: &mut ResVec,
         out: &mut Vec<TaskRef>,
         touched: &mut Vec<u32>,
     ) {
-        for &job in view.active() {
+        for &job in jobs {
             let Some(tr) = self.get_mut(job) else { continue };
             if tr.committed.is_empty() {
                 continue;
@@ -341,6 +396,18 @@ pub fn any_fits(view: &View, jobs: &Tracks, left: &ResVec) -> bool {
 
 /// The observation for machine `machine` (capacity `cap`) with `left` free, over `jobs`.
 pub fn observe(view: &View, jobs: &Tracks, total: &ResVec, cap: &ResVec, left: &ResVec) -> Obs {
+    observe_scaled(view, jobs, total, cap, left, Scaling::Linear)
+}
+
+/// [`observe`] with the features scaled by `scaling`.
+pub fn observe_scaled(
+    view: &View,
+    jobs: &Tracks,
+    total: &ResVec,
+    cap: &ResVec,
+    left: &ResVec,
+    scaling: Scaling,
+) -> Obs {
     let hard = view.hard;
     let mut b = Builder::default();
     let mut local = Vec::new();
@@ -378,10 +445,10 @@ pub fn observe(view: &View, jobs: &Tracks, total: &ResVec, cap: &ResVec, left: &
                 }
             }
             let x = [
-                unl / TASKS_SCALE,
-                tr.mean_dur[s] / DURATION_SCALE,
+                scaling.tasks(unl),
+                scaling.duration(tr.mean_dur[s]),
                 running / RUNNING_SCALE,
-                unl * tr.mean_dur[s] / WORK_SCALE,
+                scaling.work(unl * tr.mean_dur[s]),
                 f64::from(next.is_some()),
                 f64::from(fit),
                 on_machine.min(1.0),
@@ -390,7 +457,7 @@ pub fn observe(view: &View, jobs: &Tracks, total: &ResVec, cap: &ResVec, left: &
             b.node(x, &kids, has_parent, (job, s as u32), fit);
         }
         if n > 0 {
-            b.end_job([share, tr.remaining_work(view, job) / WORK_SCALE], share);
+            b.end_job([share, scaling.work(tr.remaining_work(view, job))], share);
         }
     }
     b.finish()
@@ -427,4 +494,30 @@ pub fn take(
         n += 1;
     }
     n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linear_scaling_is_the_old_division_and_log_spreads_small_values() {
+        for v in [0.0, 0.03, 1.0, 37.0, 200.0, 1e4] {
+            assert_eq!(Scaling::Linear.tasks(v), v / TASKS_SCALE);
+            assert_eq!(Scaling::Linear.duration(v), v / DURATION_SCALE);
+            assert_eq!(Scaling::Linear.work(v), v / WORK_SCALE);
+        }
+        let l = Scaling::Log;
+        assert_eq!(l.work(0.0), 0.0);
+        assert!((l.work(WORK_SCALE) - 1.0).abs() < 1e-12 && (l.tasks(TASKS_SCALE) - 1.0).abs() < 1e-12);
+        assert!((l.duration(DURATION_SCALE) - 1.0).abs() < 1e-12);
+        // 10 and 100 task-seconds: a quarter apart, against 0.009 linearly.
+        assert!(l.work(100.0) - l.work(10.0) > 0.2, "{}", l.work(100.0) - l.work(10.0));
+        let xs: Vec<f64> = [0.0, 0.5, 3.0, 40.0, 900.0, 5e4].iter().map(|&v| l.work(v)).collect();
+        assert!(xs.windows(2).all(|w| w[0] < w[1]), "monotone: {xs:?}");
+        assert_eq!(Scaling::parse("log"), Some(Scaling::Log));
+        assert_eq!(Scaling::parse("linear"), Some(Scaling::Linear));
+        assert_eq!(Scaling::parse("cubic"), None);
+        assert_eq!((Scaling::Linear.name(), Scaling::Log.name()), (None, Some("log")));
+    }
 }

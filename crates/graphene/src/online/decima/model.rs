@@ -19,8 +19,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::features::{F, J};
+use super::features::{Scaling, F, J};
 use super::net::{Arch, D, H, LEVELS};
+use super::policy::Freed;
 use super::setting::Setting;
 use crate::error::{Error, Result};
 use crate::learn::file;
@@ -66,9 +67,12 @@ impl file::Arch for ArchInfo {
         Arch::new().init(seed)
     }
 
-    /// A setting that is present must be well-formed.
+    /// A setting, feature scaling or freed-slot rule that is present must be well-formed.
     fn validate(model: &Model) -> Result<()> {
-        model.setting().map(|_| ())
+        model.setting()?;
+        model.scaling()?;
+        model.freed()?;
+        Ok(())
     }
 }
 
@@ -89,6 +93,51 @@ impl Model {
             Some(v) => Setting::deserialize(v)
                 .map(Some)
                 .map_err(|e| Error::field("trained.setting", format!("not a training setting: {e}"))),
+        }
+    }
+
+    /// How the weights expect their features scaled: `trained.features` ("log"), absent for
+    /// [`Scaling::Linear`] (every file written before the option existed). An unknown name is
+    /// refused naming the field.
+    pub fn scaling(&self) -> Result<Scaling> {
+        match self.trained.get("features") {
+            None | Some(serde_json::Value::Null) => Ok(Scaling::Linear),
+            Some(serde_json::Value::String(n)) => Scaling::parse(n).ok_or_else(|| {
+                Error::field("trained.features", format!("unknown feature scaling '{n}' (linear, log)"))
+            }),
+            Some(v) => Err(Error::field("trained.features", format!("not a feature scaling name: {v}"))),
+        }
+    }
+
+    /// Where freed resources go before the agent is asked: `trained.freed` ("own-job"), absent
+    /// for [`Freed::AnyJob`] (every file written before the option existed).
+    pub fn freed(&self) -> Result<Freed> {
+        match self.trained.get("freed") {
+            None | Some(serde_json::Value::Null) => Ok(Freed::AnyJob),
+            Some(serde_json::Value::String(n)) => Freed::parse(n)
+                .ok_or_else(|| Error::field("trained.freed", format!("unknown rule '{n}' (any-job, own-job)"))),
+            Some(v) => Err(Error::field("trained.freed", format!("not a rule name: {v}"))),
+        }
+    }
+
+    /// Records `freed` as `trained.freed` (nothing for the default).
+    pub fn set_freed(&mut self, freed: Freed) {
+        if let Some(name) = freed.name() {
+            if !self.trained.is_object() {
+                self.trained = serde_json::json!({});
+            }
+            self.trained.as_object_mut().expect("an object").insert("freed".into(), name.into());
+        }
+    }
+
+    /// Records `scaling` as `trained.features` (nothing for the default, so files stay as
+    /// they were).
+    pub fn set_scaling(&mut self, scaling: Scaling) {
+        if let Some(name) = scaling.name() {
+            if !self.trained.is_object() {
+                self.trained = serde_json::json!({});
+            }
+            self.trained.as_object_mut().expect("an object").insert("features".into(), name.into());
         }
     }
 
@@ -136,6 +185,32 @@ mod tests {
         let mut n = Model { trained: serde_json::json!({"seed": 4}), ..Model::init(3) };
         n.set_setting(&setting());
         assert_eq!(Model::parse(&n.to_json()).unwrap().trained["seed"], 4);
+    }
+
+    #[test]
+    fn the_feature_scaling_round_trips_and_defaults_to_linear() {
+        let mut m = Model::init(3);
+        assert_eq!(m.scaling().unwrap(), Scaling::Linear);
+        m.set_scaling(Scaling::Linear);
+        assert_eq!(m.trained, serde_json::Value::Null, "the default writes nothing");
+        m.set_scaling(Scaling::Log);
+        let back = Model::parse(&m.to_json()).unwrap();
+        assert_eq!(back.scaling().unwrap(), Scaling::Log);
+        assert_eq!(back.trained["features"], "log");
+        let bad = Model { trained: serde_json::json!({"features": "cubic"}), ..Model::init(3) };
+        let e = Model::parse(&bad.to_json()).unwrap_err().to_string();
+        assert!(e.contains("trained.features") && e.contains("cubic"), "{e}");
+        let bad = Model { trained: serde_json::json!({"features": 2}), ..Model::init(3) };
+        assert!(Model::parse(&bad.to_json()).unwrap_err().to_string().contains("trained.features"));
+        assert_eq!(Model::bundled().unwrap().scaling().unwrap(), Scaling::Linear, "the bundled model is linear");
+        assert_eq!(Model::bundled().unwrap().freed().unwrap(), Freed::AnyJob);
+        let mut m = Model::init(3);
+        m.set_freed(Freed::AnyJob);
+        assert_eq!(m.trained, serde_json::Value::Null);
+        m.set_freed(Freed::OwnJob);
+        assert_eq!(Model::parse(&m.to_json()).unwrap().freed().unwrap(), Freed::OwnJob);
+        let bad = Model { trained: serde_json::json!({"freed": "nobody"}), ..Model::init(3) };
+        assert!(Model::parse(&bad.to_json()).unwrap_err().to_string().contains("trained.freed"));
     }
 
     #[test]

@@ -6,13 +6,48 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::cache::{self, EmbedCache};
-use super::features::{any_fits, cluster_total, next_task, observe, take, JobTrack, Obs, Tracks};
+use super::features::{any_fits, cluster_total, next_task, observe_scaled, take, JobTrack, Obs, Scaling, Tracks};
 use super::memo::NoFit;
 use super::model::Model;
 use super::net::{self, level_value, Arch};
 use crate::model::ResVec;
 use crate::online::{Policy, TaskRef};
 use crate::sim::View;
+
+/// Where a machine's freed resources go before the agent is asked (the model file's
+/// `trained.freed`, see [`Model::freed`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Freed {
+    /// To the committed stages of every active job, jobs in arrival order (the default, and
+    /// every file written before the option): an older job with a commitment below its limit
+    /// takes any machine's freed resources first.
+    #[default]
+    AnyJob,
+    /// Only to the committed stages of the job that last picked tasks on this machine, as
+    /// Decima's executor stays on its job's stage while it has tasks and the job is within its
+    /// limit; otherwise the agent is asked. On one-slot machines (Decima's executors) that is
+    /// exactly the paper's rule, and a job that arrived later is not queued behind older
+    /// commitments without the agent's say.
+    OwnJob,
+}
+
+impl Freed {
+    /// The name kept in a model file; None for the default.
+    pub fn name(self) -> Option<&'static str> {
+        match self {
+            Freed::AnyJob => None,
+            Freed::OwnJob => Some("own-job"),
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Freed> {
+        match name {
+            "any-job" => Some(Freed::AnyJob),
+            "own-job" => Some(Freed::OwnJob),
+            _ => None,
+        }
+    }
+}
 
 /// How actions are chosen.
 enum Mode {
@@ -45,6 +80,11 @@ pub struct ActionLog {
 pub struct Decima {
     arch: Arch,
     params: Vec<f64>,
+    /// How features are scaled (the model file's `trained.features`).
+    scaling: Scaling,
+    freed: Freed,
+    /// Under [`Freed::OwnJob`]: the job that last picked tasks on each machine.
+    owner: Vec<Option<u32>>,
     mode: Mode,
     jobs: Tracks,
     /// Jobs with tasks picked in the current heartbeat (their `pend` is reset at its end).
@@ -64,6 +104,10 @@ impl Decima {
         Decima {
             arch: Arch::new(),
             params: model.params.clone(),
+            // A model that failed to say would have been refused when parsed.
+            scaling: model.scaling().unwrap_or_default(),
+            freed: model.freed().unwrap_or_default(),
+            owner: Vec::new(),
             mode: Mode::Greedy,
             jobs: Tracks::default(),
             touched: Vec::new(),
@@ -106,7 +150,22 @@ impl Policy for Decima {
         let Some(cap) = view.caps.get(machine).copied() else { return };
         let mut left = *free;
         self.nofit.settle(&view.hard, view.dims);
-        self.jobs.refill_committed(view, &total, &mut left, out, &mut self.touched);
+        // Freed resources go back to the committed stages first: of every job, in arrival
+        // order, or only of the machine's own job.
+        let own = match self.freed {
+            Freed::AnyJob => None,
+            Freed::OwnJob => Some(self.owner.get(machine).copied().flatten()),
+        };
+        let own_job: [u32; 1];
+        let jobs: &[u32] = match own {
+            None => view.active(),
+            Some(None) => &[],
+            Some(Some(j)) => {
+                own_job = [j];
+                &own_job
+            }
+        };
+        self.jobs.refill_committed(view, jobs, &total, &mut left, out, &mut self.touched);
         loop {
             // Only before any pick: a pick exposes the task behind it, which may ask for less.
             if out.is_empty() && self.nofit.covers(&left, &view.hard, view.dims) {
@@ -116,7 +175,7 @@ impl Policy for Decima {
                 self.nofit.record(left, out.len());
                 break;
             }
-            let obs = observe(view, &self.jobs, &total, &cap, &left);
+            let obs = observe_scaled(view, &self.jobs, &total, &cap, &left, self.scaling);
             if obs.cand.is_empty() {
                 break;
             }
@@ -141,6 +200,14 @@ impl Policy for Decima {
             if n == 0 {
                 // Cannot happen (candidates fit and the level exceeds the share); never loop.
                 break;
+            }
+        }
+        if self.freed == Freed::OwnJob {
+            if let Some(last) = out.last() {
+                if self.owner.len() <= machine {
+                    self.owner.resize(machine + 1, None);
+                }
+                self.owner[machine] = Some(last.job);
             }
         }
         // Picks are launched (or not) by the simulator next; `launched` books them. Only jobs

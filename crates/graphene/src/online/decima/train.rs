@@ -262,8 +262,23 @@ pub fn train(
     eval_every: usize,
     progress: &mut dyn FnMut(&IterStats),
 ) -> Result<Trained> {
+    train_from(&[dags], cluster, cfg, init, eval, eval_every, progress)
+}
+
+/// As [`train`], each job's DAG drawn in two steps: a source uniformly from `sources`, then a
+/// DAG within it ([`generate::generate_from`]; spark-sched-sim's draw of a TPC-H size, then a
+/// query, with one source per size). With one source this is exactly [`train`].
+pub fn train_from(
+    sources: &[&[Dag]],
+    cluster: &Cluster,
+    cfg: &TrainConfig,
+    init: &Model,
+    eval: &[Workload],
+    eval_every: usize,
+    progress: &mut dyn FnMut(&IterStats),
+) -> Result<Trained> {
     check(cfg)?;
-    if dags.is_empty() {
+    if sources.iter().all(|s| s.is_empty()) {
         return Err(Error::Usage("no DAGs to train on".into()));
     }
     let arch = Arch::new();
@@ -293,8 +308,13 @@ pub fn train(
         let mean = (cfg.episode_start + cfg.episode_growth * it as f64).min(cfg.episode_max);
         let u: f64 = ChaCha8Rng::seed_from_u64(mix(cfg.seed, 2 * it as u64 + 1)).gen();
         let tau = -mean * (1.0 - u).ln();
-        let mut w =
-            generate::generate(dags, cfg.max_jobs, ArrivalProcess::Poisson { mean: cfg.mean_gap }, 1, seq_seed)?;
+        let mut w = generate::generate_from(
+            sources,
+            cfg.max_jobs,
+            ArrivalProcess::Poisson { mean: cfg.mean_gap },
+            1,
+            seq_seed,
+        )?;
         w.jobs.retain(|j| j.arrival <= tau);
         let beta = reinforce::entropy_weight(cfg.entropy, it, cfg.iterations);
         let runs: Vec<Result<(Vec<Step>, SimResult)>> = (0..cfg.rollouts)
