@@ -392,9 +392,25 @@ fn a_long_chain_is_cut_at_every_stage_and_reported_as_one_run() {
         })
         .collect();
     let dir = tempdir();
-    let dag = write(dir.path(), "chain.json", &format!(r#"{{"name":"chain","resources":["cpu"],"stages":[{}]}}"#, stages.join(",")));
+    let dag = write(
+        dir.path(),
+        "chain.json",
+        &format!(r#"{{"name":"chain","resources":["cpu"],"stages":[{}]}}"#, stages.join(",")),
+    );
     let sched = dir.path().join("s.json");
-    run(&["build-schedule", &p(&dag), "--machines", "3", "--capacity", "cpu=4", "-q", "--no-timing", "--out", &p(&sched)]).ok();
+    run(&[
+        "build-schedule",
+        &p(&dag),
+        "--machines",
+        "3",
+        "--capacity",
+        "cpu=4",
+        "-q",
+        "--no-timing",
+        "--out",
+        &p(&sched),
+    ])
+    .ok();
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&sched).unwrap()).unwrap();
     let total: f64 = (0..n).map(|i| (1 + i % 3) as f64).sum();
     assert_eq!(v["makespan"].as_f64(), Some(total));

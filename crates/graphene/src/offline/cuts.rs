@@ -42,10 +42,7 @@ pub fn parts(dag: &Dag) -> Vec<Range<usize>> {
     // array marks those ranges.
     let mut blocked = vec![0i64; s + 1];
     for (b, stage) in dag.stages.iter().enumerate() {
-        let loose = stage
-            .parents
-            .iter()
-            .any(|e| e.kind != EdgeKind::AllToAll && dag.stages[e.stage as usize].len != 1);
+        let loose = stage.parents.iter().any(|e| e.kind != EdgeKind::AllToAll && dag.stages[e.stage as usize].len != 1);
         if loose {
             let from = stage.parents.iter().map(|e| e.stage as usize + 1).max().unwrap_or(0);
             blocked[from] += 1;

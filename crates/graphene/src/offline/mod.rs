@@ -198,7 +198,11 @@ pub fn build_schedule(dag: &Dag, cluster: &Cluster, cfg: &OfflineConfig) -> Offl
 /// A part of one stage of one task, placed by [`search::single`] without building its sub-DAG: a
 /// chain of a million stages is a million such parts. None for any other part, or a task that
 /// fits no machine (the search reports that).
-fn single_task(dag: &Dag, range: &std::ops::Range<usize>, caps: &[crate::model::ResVec]) -> Option<(Schedule, PartReport)> {
+fn single_task(
+    dag: &Dag,
+    range: &std::ops::Range<usize>,
+    caps: &[crate::model::ResVec],
+) -> Option<(Schedule, PartReport)> {
     let stage = &dag.stages[range.start];
     if range.len() != 1 || stage.len != 1 {
         return None;

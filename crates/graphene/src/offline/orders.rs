@@ -77,7 +77,8 @@ pub fn place_split<'a>(
     let rest = |base: Plan<'a>| -> (Plan<'a>, Order) {
         // S next, in either direction: nothing adjacent to S is placed yet.
         let forward = (placed(base.clone(), &split.s, ms, F, keys), F);
-        let (ts, _) = if forward_only { forward } else { better(forward, (placed(base.clone(), &split.s, ms, B, keys), B)) };
+        let (ts, _) =
+            if forward_only { forward } else { better(forward, (placed(base.clone(), &split.s, ms, B, keys), B)) };
         let mut best = (fin(placed(placed(ts.clone(), &split.c, mc, F, keys), &split.p, mp, B, keys)), Order::Tscp);
         if !split.p.is_empty() && !split.c.is_empty() {
             best = better(best, (fin(placed(placed(ts, &split.p, mp, B, keys), &split.c, mc, F, keys)), Order::Tspc));

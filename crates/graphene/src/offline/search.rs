@@ -114,8 +114,10 @@ impl PartReport {
 /// cost of a 100,000-stage chain). None when it fits no machine.
 pub(super) fn single(task: &Task, caps: &[ResVec]) -> Option<(Schedule, PartReport)> {
     let m = caps.iter().position(|c| task.demand.fits_in(c))?;
-    let schedule = Schedule { placements: vec![Placement { task: 0, machine: m as u32, start: 0.0, end: task.duration }] };
-    let report = PartReport { bypassed: true, candidates_explored: 1, makespan: schedule.makespan(), ..PartReport::empty(1) };
+    let schedule =
+        Schedule { placements: vec![Placement { task: 0, machine: m as u32, start: 0.0, end: task.duration }] };
+    let report =
+        PartReport { bypassed: true, candidates_explored: 1, makespan: schedule.makespan(), ..PartReport::empty(1) };
     Some((schedule, report))
 }
 
