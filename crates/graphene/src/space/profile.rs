@@ -15,6 +15,9 @@ pub struct Profile {
     early: Cell<Option<Memo>>,
     /// The same for latest-fit queries (a bound from above).
     late: Cell<Option<Memo>>,
+    /// Where the last search for a time landed (a segment index), to search from next time
+    /// (see `Segments::partition_point_near`); kept pointing at the same segment across inserts.
+    near: Cell<usize>,
 }
 
 /// One query's key and what it proved. Usage only ever grows (`add` is the only change), so a
@@ -59,7 +62,14 @@ impl Profile {
 
     /// Index of the segment holding `t`, or None when `t` lies before the first breakpoint.
     fn segment_at(&self, t: f64) -> Option<usize> {
-        self.segs.partition_point(|&x| x <= t).checked_sub(1)
+        self.position(|&x| x <= t).checked_sub(1)
+    }
+
+    /// `Segments::partition_point` from where the last one landed.
+    fn position(&self, pred: impl FnMut(&f64) -> bool) -> usize {
+        let i = self.segs.partition_point_near(self.near.get(), pred);
+        self.near.set(i);
+        i
     }
 
     pub fn usage_at(&self, t: f64) -> ResVec {
@@ -197,7 +207,7 @@ impl Profile {
         let q = Query::new(demand, cap, checked);
         let zero_fits = ResVec::ZERO.fits_with(demand, cap, checked);
         // The segment whose half-open interval contains instants just before `e`.
-        let mut j = self.segs.partition_point(|&x| x < e) as isize - 1;
+        let mut j = self.position(|&x| x < e) as isize - 1;
         loop {
             let last = if j < 0 { Fit::Nowhere } else { self.segs.last_fit(j as usize, &q, limit) };
             let last = match last {
@@ -242,11 +252,16 @@ impl Profile {
 
     /// Index of the breakpoint at `t`, creating it (copying the usage that held there) if absent.
     fn split(&mut self, t: f64) -> usize {
-        let i = self.segs.partition_point(|&x| x < t);
+        let i = self.position(|&x| x < t);
         if i < self.segs.len() && self.segs.time(i) == t {
             return i;
         }
         self.segs.insert(i, t);
+        // The segment the hint named moved one place right if it was at or after `i`.
+        let near = self.near.get_mut();
+        if *near >= i {
+            *near += 1;
+        }
         i
     }
 
