@@ -157,27 +157,24 @@ pub fn run(a: Args) -> Result<i32> {
         .map(|&s| trace::generate_from(&sources, a.eval_jobs, ArrivalProcess::Poisson { mean: mean_gap }, 1, s))
         .collect::<Result<_>>()?;
     let mut init = a.output.initial(seed)?;
-    let scaling = match &a.features {
-        Some(name) => decima::features::Scaling::parse(name).expect("clap checked the name"),
-        None => init.scaling()?,
-    };
-    if a.output.init.is_some() && init.scaling()? != scaling {
-        return Err(Error::Usage(format!(
-            "--features {}: the --init weights were trained with other feature scaling",
-            a.features.as_deref().unwrap_or_default()
-        )));
-    }
+    let has_init = a.output.init.is_some();
+    let scaling = option_or_init(
+        "--features",
+        a.features.as_deref(),
+        has_init,
+        init.scaling()?,
+        decima::features::Scaling::parse,
+        "other feature scaling",
+    )?;
     init.set_scaling(scaling);
-    let freed = match &a.freed {
-        Some(name) => decima::policy::Freed::parse(name).expect("clap checked the name"),
-        None => init.freed()?,
-    };
-    if a.output.init.is_some() && init.freed()? != freed {
-        return Err(Error::Usage(format!(
-            "--freed {}: the --init weights were trained with the other rule",
-            a.freed.as_deref().unwrap_or_default()
-        )));
-    }
+    let freed = option_or_init(
+        "--freed",
+        a.freed.as_deref(),
+        has_init,
+        init.freed()?,
+        decima::policy::Freed::parse,
+        "the other rule",
+    )?;
     init.set_freed(freed);
     let show = !a.output.quiet && std::io::stderr().is_terminal();
     let bar = if show {
@@ -258,4 +255,23 @@ pub fn run(a: Args) -> Result<i32> {
         );
     }
     Ok(0)
+}
+
+/// A model option (`--features`, `--freed`): the flag's value, else what the starting weights
+/// record; a flag that contradicts `--init`'s weights is refused, since they were trained with
+/// the other choice.
+fn option_or_init<T: PartialEq>(
+    flag: &str,
+    given: Option<&str>,
+    has_init: bool,
+    from_init: T,
+    parse: impl Fn(&str) -> Option<T>,
+    other: &str,
+) -> Result<T> {
+    let Some(name) = given else { return Ok(from_init) };
+    let value = parse(name).expect("clap checked the name");
+    if has_init && value != from_init {
+        return Err(Error::Usage(format!("{flag} {name}: the --init weights were trained with {other}")));
+    }
+    Ok(value)
 }

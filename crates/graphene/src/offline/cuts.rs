@@ -203,15 +203,13 @@ mod tests {
             // Layers in series, each stage of a layer a child of every stage of the previous one.
             let mut b = DagBuilder::new("l", vec!["cpu".into()]);
             let mut prev: Vec<String> = Vec::new();
-            let mut k = 0;
-            for &w in &layers {
+            for (k, &w) in layers.iter().enumerate() {
                 let this: Vec<String> = (0..w).map(|i| format!("l{k}_{i}")).collect();
                 for name in &this {
                     let parents: Vec<(&str, EdgeKind)> = prev.iter().map(|p| (p.as_str(), AllToAll)).collect();
                     b.stage(stage(name, 2, &parents));
                 }
                 prev = this;
-                k += 1;
             }
             let dag = b.build().unwrap();
             prop_assert_eq!(first_missing_exact(&dag), first_missing_bounds(&dag));
