@@ -30,12 +30,8 @@ pub struct CandidateStats {
     pub pruned: usize,
     /// Threshold pairs never split into a set because the work budget could not place more
     /// candidates than those made before them (`--search-work`); absent when none.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "super::search::is_zero")]
     pub unexamined: usize,
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
 }
 
 /// Threshold values on a grid of step `step` in (0, 1], keeping only values that change the

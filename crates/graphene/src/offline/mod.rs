@@ -145,30 +145,32 @@ pub fn build_schedule(dag: &Dag, cluster: &Cluster, cfg: &OfflineConfig) -> Offl
     let mut offset = 0.0;
     for range in ranges {
         let first = dag.stages[range.start].first;
-        let (schedule, mut report) = match single_task(dag, &range, &cluster.machines) {
-            Some(one) => one,
-            None => {
-                let whole = range.start == 0 && range.end == dag.stages.len();
-                let sub_owned;
-                let sub = if whole {
-                    dag
-                } else {
-                    sub_owned = dag.sub(range.clone());
-                    &sub_owned
-                };
-                search::search_part(sub, &cluster.machines, cfg)
-            }
+        let mut report = if let Some((p, report)) = single_task(dag, &range, &cluster.machines) {
+            placements.push(Placement { task: first, machine: p.machine, start: offset, end: p.end + offset });
+            offset += p.end - p.start;
+            report
+        } else {
+            let whole = range.start == 0 && range.end == dag.stages.len();
+            let sub_owned;
+            let sub = if whole {
+                dag
+            } else {
+                sub_owned = dag.sub(range.clone());
+                &sub_owned
+            };
+            let (schedule, report) = search::search_part(sub, &cluster.machines, cfg);
+            let span = schedule.makespan();
+            placements.extend(schedule.placements.iter().map(|p| Placement {
+                task: p.task + first,
+                machine: p.machine,
+                start: p.start + offset,
+                end: p.end + offset,
+            }));
+            offset += span;
+            report
         };
         report.first_task = first;
         report.troublesome.iter_mut().for_each(|t| *t += first);
-        let span = schedule.makespan();
-        placements.extend(schedule.placements.iter().map(|p| Placement {
-            task: p.task + first,
-            machine: p.machine,
-            start: p.start + offset,
-            end: p.end + offset,
-        }));
-        offset += span;
         match parts.last_mut() {
             Some(last) if last.folds(&report) => last.fold(&report),
             _ => parts.push(report),
@@ -202,7 +204,7 @@ fn single_task(
     dag: &Dag,
     range: &std::ops::Range<usize>,
     caps: &[crate::model::ResVec],
-) -> Option<(Schedule, PartReport)> {
+) -> Option<(Placement, PartReport)> {
     let stage = &dag.stages[range.start];
     if range.len() != 1 || stage.len != 1 {
         return None;

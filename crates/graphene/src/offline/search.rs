@@ -111,20 +111,24 @@ impl PartReport {
 
 /// A part of one task: it starts at 0 on the first machine it fits, as the greedy would place
 /// it, without a resource-time space of every machine (on 1,000 machines that was most of the
-/// cost of a 100,000-stage chain). None when it fits no machine.
-pub(super) fn single(task: &Task, caps: &[ResVec]) -> Option<(Schedule, PartReport)> {
+/// cost of a 100,000-stage chain). None when it fits no machine. A placement, not a schedule:
+/// a chain of a million stages is a million such parts, and a vector each was an allocation each.
+pub(super) fn single(task: &Task, caps: &[ResVec]) -> Option<(Placement, PartReport)> {
     let m = caps.iter().position(|c| task.demand.fits_in(c))?;
-    let schedule =
-        Schedule { placements: vec![Placement { task: 0, machine: m as u32, start: 0.0, end: task.duration }] };
-    let report =
-        PartReport { bypassed: true, candidates_explored: 1, makespan: schedule.makespan(), ..PartReport::empty(1) };
-    Some((schedule, report))
+    let placement = Placement { task: 0, machine: m as u32, start: 0.0, end: task.duration };
+    let report = PartReport {
+        bypassed: true,
+        candidates_explored: 1,
+        makespan: placement.end - placement.start,
+        ..PartReport::empty(1)
+    };
+    Some((placement, report))
 }
 
 pub fn search_part(dag: &Dag, caps: &[ResVec], cfg: &OfflineConfig) -> (Schedule, PartReport) {
     let mut report = PartReport::empty(dag.len());
-    if let Some(one) = (dag.len() == 1).then(|| single(&dag.tasks[0], caps)).flatten() {
-        return one;
+    if let Some((placement, report)) = (dag.len() == 1).then(|| single(&dag.tasks[0], caps)).flatten() {
+        return (Schedule { placements: vec![placement] }, report);
     }
     if !dag.has_edges() || dag.len() <= 1 {
         // Independent tasks: a troublesome set changes nothing but the packing order, which the
@@ -201,6 +205,6 @@ fn is_one(n: &usize) -> bool {
     *n == 1
 }
 
-fn is_zero(n: &usize) -> bool {
+pub(super) fn is_zero(n: &usize) -> bool {
     *n == 0
 }
