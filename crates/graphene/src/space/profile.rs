@@ -441,6 +441,45 @@ mod tests {
         }
     }
 
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+        /// Usages no f32 holds exactly (sums of tenths), so that the tree's rounded bounds say
+        /// "maybe" where no segment passes: answers are still the walk's.
+        #[test]
+        fn rounded_tree_bounds_give_exact_answers(ops in proptest::collection::vec(op(), 1..160)) {
+            let cap = ResVec::from_slice(&[0.6, 0.7]);
+            let tenths = |d: [u8; 2]| ResVec::from_slice(&[d[0] as f64 * 0.1, d[1] as f64 * 0.1 + 1e-9]);
+            let all = [true; MAX_RESOURCES];
+            let mut p = Profile::new(2);
+            let mut flat = Flat::default();
+            for o in &ops {
+                match *o {
+                    Op::Add(s, l, d) => {
+                        let (a, b) = (s as f64 * 0.3, s as f64 * 0.3 + l as f64);
+                        if flat.earliest(a, l as f64, &tenths(d), &cap, a + 0.1) == Some(a) {
+                            p.add(a, b, &tenths(d));
+                            flat.add(a, b, &tenths(d));
+                        }
+                    }
+                    Op::Earliest(s, l, d, lim) => {
+                        let limit = lim.map_or(f64::INFINITY, f64::from);
+                        prop_assert_eq!(
+                            p.earliest_fit(s as f64, l as f64, &tenths(d), &cap, &all, limit).ok(),
+                            flat.earliest(s as f64, l as f64, &tenths(d), &cap, limit)
+                        );
+                    }
+                    Op::Latest(s, l, d, lim) => {
+                        let limit = lim.map_or(f64::NEG_INFINITY, f64::from);
+                        prop_assert_eq!(
+                            p.latest_fit(s as f64, l as f64, &tenths(d), &cap, &all, limit).ok(),
+                            flat.latest(s as f64, l as f64, &tenths(d), &cap, limit)
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_demand_on_a_resource_past_the_stored_width_widens_the_store() {
         let cap = ResVec::from_slice(&[4.0, 0.0, 0.0]);
