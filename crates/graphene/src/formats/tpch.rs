@@ -69,6 +69,17 @@ struct StageFile {
     fresh_durations: BTreeMap<String, Vec<f64>>,
 }
 
+/// The file's `input_size` (e.g. `"20g"`), if it gives one and is a Decima TPC-H file.
+pub fn input_size(text: &str) -> Result<Option<String>> {
+    #[derive(Deserialize)]
+    struct Size {
+        #[serde(default)]
+        input_size: Option<String>,
+    }
+    let s: Size = serde_json::from_str(text).map_err(|e| Error::from_json(&e))?;
+    Ok(s.input_size.filter(|v| !v.trim().is_empty()))
+}
+
 /// What a stage's tasks run for, from the sample list the module doc's rule picks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Durations {
