@@ -814,3 +814,59 @@ fn spark_sched_sim_sizes_are_made_drawn_and_recorded() {
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     assert!(r.stderr.contains("--sizes goes with --style spark-sched-sim"), "{}", r.stderr);
 }
+
+/// `decima-sss-100g.json`, the model for Decima's own setting over the full size mix 2g-100g
+/// (50g/80g/100g made by `--sizes`): its file is what this build writes, its setting is the
+/// mix's (10 one-slot machines, 50 jobs, 25 s gaps, the offered load of 2g-100g) and keeps the
+/// sizes; on a 2g-100g trace it replays with no warning, while the 2g-20g model warns about
+/// the offered load.
+#[test]
+fn the_full_mix_model_has_its_setting() {
+    let path = repo("crates/graphene/models/decima-sss-100g.json");
+    let m = Model::load(&path).expect("the model loads");
+    assert_eq!(m.to_json(), std::fs::read_to_string(&path).unwrap(), "the file is what this build writes");
+    let s = m.setting().unwrap().expect("a setting");
+    assert_eq!((s.heartbeat, s.jobs, s.executors), (1.0, 50, 10));
+    assert_eq!((s.arrival.poisson_mean, s.demands.as_str()), (25.0, "spark-sched-sim"));
+    assert_eq!(s.arrival.load, Some(2.662908112671691));
+    assert_eq!(m.trained["style"], "spark-sched-sim");
+    assert_eq!(m.trained["sizes"], serde_json::json!(["2g", "5g", "10g", "20g", "50g", "80g", "100g"]));
+    assert_eq!(m.scaling().unwrap(), decima::features::Scaling::Log);
+    let files: Vec<&str> = s.dags.iter().map(|d| d.file.as_str()).collect();
+    assert_eq!(files, ["tpch-2g.json", "tpch-5g.json", "tpch-10g.json", "tpch-20g.json"]);
+
+    let tpch_files: Vec<std::path::PathBuf> = ["2g", "5g", "10g", "20g"]
+        .iter()
+        .filter_map(|s| crate::util::shared(&format!("data/decima-tpch/json/tpch-{s}.json")))
+        .collect();
+    if tpch_files.len() < 4 {
+        return;
+    }
+    let dir = tempdir();
+    let t = dir.path().join("ss.csv");
+    let mut args: Vec<String> = vec!["gen-trace".into(), "--style".into(), "spark-sched-sim".into(), "--dags".into()];
+    args.extend(tpch_files.iter().map(|p| p.display().to_string()));
+    for a in [
+        "--sizes",
+        "2g,5g,10g,20g,50g,80g,100g",
+        "--jobs",
+        "50",
+        "--arrival",
+        "poisson:25",
+        "--executors",
+        "10",
+        "--seed",
+        "9501",
+        "-q",
+        "--out",
+    ] {
+        args.push(a.into());
+    }
+    args.push(t.display().to_string());
+    cli(&args).ok();
+    let one_slot = ["--machines", "10", "--capacity", "cpu=1,mem=1,disk=1,net=1"];
+    let e = replay_decima(&t, Some(&path), dir.path(), &one_slot);
+    assert!(!e.contains("warning"), "its own setting: {e}");
+    let e = replay_decima(&t, Some(&repo("crates/graphene/models/decima-sss.json")), dir.path(), &one_slot);
+    assert!(e.contains("decima-sss.json was trained for another setting") && e.contains("offered load"), "{e}");
+}
