@@ -38,7 +38,7 @@ use crate::error::{Error, Result};
 use crate::model::{Dag, DagBuilder, EdgeKind, ResVec, StageSpec, TaskSpec};
 
 /// More tasks than any real Spark stage; guards against a typo allocating without bound.
-const MAX_TASKS_PER_STAGE: u64 = 10_000_000;
+pub(crate) const MAX_TASKS_PER_STAGE: u64 = 10_000_000;
 
 #[derive(Deserialize)]
 struct TpchFile {

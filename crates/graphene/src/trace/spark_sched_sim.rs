@@ -179,13 +179,27 @@ pub fn extrapolate(lo_dags: &[Dag], lo: u32, hi_dags: &[Dag], hi: u32, size: u32
                 )));
             }
             let query = b.name.rsplit('-').next().unwrap_or(&b.name);
+            if a.name.rsplit('-').next() != Some(query) {
+                return Err(Error::Usage(format!(
+                    "--sizes: the {lo}g file's {} meets the {hi}g file's {}; making {size}g needs the same queries in both",
+                    a.name, b.name
+                )));
+            }
             let mut builder = DagBuilder::new(format!("tpch-{size}g-fit-{query}"), b.resources.clone());
             for (x, y) in a.stages.iter().zip(&b.stages) {
                 let work = |d: &Dag, s: &crate::model::Stage| s.tasks().map(|t| d.tasks[t as usize].duration).sum::<f64>();
                 let n = at(f64::from(x.len), f64::from(y.len)).round().max(1.0);
                 let w = at(work(a, x), work(b, y));
                 let duration = w / n;
-                if !(duration.is_finite() && duration > 0.0) || n > f64::from(u32::MAX) {
+                if n > tpch::MAX_TASKS_PER_STAGE as f64 {
+                    return Err(Error::Usage(format!(
+                        "--sizes: stage {} of {} would hold {n} tasks at {size}g, more than {}",
+                        y.name,
+                        b.name,
+                        tpch::MAX_TASKS_PER_STAGE
+                    )));
+                }
+                if !(duration.is_finite() && duration > 0.0) {
                     return Err(Error::Usage(format!(
                         "--sizes: stage {} of {} gives no positive duration at {size}g ({w} s of work over {n} tasks)",
                         y.name, b.name
@@ -392,6 +406,12 @@ mod tests {
         assert!(e.contains("two smaller sizes"), "{e}");
         let e = extrapolate(&parsed(&lo), 10, &[], 20, 50).unwrap_err().to_string();
         assert!(e.contains("same queries"), "{e}");
+        let q7 = parsed(&hi.replace(r#""query":6"#, r#""query":7"#));
+        let e = extrapolate(&parsed(&lo), 10, &q7, 20, 50).unwrap_err().to_string();
+        assert!(e.contains("tpch-10g-q6 meets the 20g file's tpch-20g-q7"), "{e}");
+        // A size so large that a stage would exceed the reader's task limit.
+        let e = extrapolate(&parsed(&lo), 10, &parsed(&hi), 20, 2_000_000).unwrap_err().to_string();
+        assert!(e.contains("stage s0 of tpch-20g-q6 would hold 11799999 tasks at 2000000g, more than 10000000"), "{e}");
     }
 
     /// The shared 10g and 20g files made into 50g/80g/100g: total tasks and work over the 22
