@@ -49,6 +49,13 @@ pub struct Args {
     /// --capacity cpu=1,mem=1,disk=1,net=1 (README, "spark-sched-sim's workload").
     #[arg(long, value_enum, default_value = "default")]
     pub style: Style,
+    /// With --style spark-sched-sim: the TPC-H sizes jobs are drawn from (uniformly, in this
+    /// order), e.g. 2g,5g,10g,20g,50g,80g,100g for spark-sched-sim's full mix. A size no --dags
+    /// file holds is made from the two largest sizes the files hold (one line per stage through
+    /// their task counts and work; `trace::spark_sched_sim`, README "spark-sched-sim's
+    /// workload"); files of sizes not listed only serve that. Default: one size per file.
+    #[arg(long, value_name = "SIZES")]
+    pub sizes: Option<String>,
     /// Write the trace here (atomically) instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -68,11 +75,15 @@ pub enum Style {
 pub fn run(a: Args) -> Result<i32> {
     // Flags first: a bad flag should not wait for large DAG files to load.
     let arrival: ArrivalProcess = a.arrival.parse()?;
+    let sizes = a.sizes.as_deref().map(trace::spark_sched_sim::parse_sizes).transpose()?;
+    if sizes.is_some() && a.style != Style::SparkSchedSim {
+        return Err(Error::Usage("--sizes goes with --style spark-sched-sim (TPC-H input sizes)".into()));
+    }
     if a.queues == 0 {
         return Err(Error::Usage("--queues must be at least 1".into()));
     }
     if a.style == Style::SparkSchedSim {
-        return spark_sched_sim(&a, arrival);
+        return spark_sched_sim(&a, arrival, sizes.as_deref());
     }
     // One group of DAGs per file, for --pick file.
     let mut per_file = Vec::new();
@@ -116,10 +127,10 @@ pub fn run(a: Args) -> Result<i32> {
 
 /// `--style spark-sched-sim`: the flags that choose DAGs or demands another way are refused
 /// rather than silently ignored.
-fn spark_sched_sim(a: &Args, arrival: ArrivalProcess) -> Result<i32> {
+fn spark_sched_sim(a: &Args, arrival: ArrivalProcess, sizes: Option<&[u32]>) -> Result<i32> {
     refuse_with_sss(&a.input, &[("--trace-dags", !a.trace_dags.is_empty()), ("--min-stages", a.min_stages != 1)])?;
     let cluster = super::args::trace_cluster(&a.cluster)?;
-    let per_file = trace::spark_sched_sim::sources(&a.dags, a.input.executors)?;
+    let per_file = trace::spark_sched_sim::sources_sized(&a.dags, sizes, a.input.executors)?;
     let sources: Vec<&[graphene::model::Dag]> = per_file.iter().map(Vec::as_slice).collect();
     let mut workload = trace::generate_from(&sources, a.jobs, arrival, a.queues, a.input.seed)?;
     let scale = match a.load {

@@ -50,6 +50,11 @@ pub struct Args {
     /// --jobs 50 --arrival poisson:25.
     #[arg(long, value_enum, default_value = "default")]
     pub style: Style,
+    /// With --style spark-sched-sim: the TPC-H sizes jobs are drawn from, as gen-trace's
+    /// --sizes (e.g. 2g,5g,10g,20g,50g,80g,100g; sizes no file holds are made from the two
+    /// largest the files hold), kept in the file as `trained.sizes`. Default: one per file.
+    #[arg(long, value_name = "SIZES")]
+    pub sizes: Option<String>,
     /// How the policy scales its features: `linear` (value / a TPC-H scale, the bundled model's)
     /// or `log` (log-scaled task counts, durations and work; see `decima::features::Scaling`),
     /// kept in the file as `trained.features` [default: --init's, else linear].
@@ -111,13 +116,17 @@ pub fn run(a: Args) -> Result<i32> {
         ));
     }
     let sss = a.style == Style::SparkSchedSim;
+    let sizes = a.sizes.as_deref().map(trace::spark_sched_sim::parse_sizes).transpose()?;
+    if sizes.is_some() && !sss {
+        return Err(Error::Usage("--sizes goes with --style spark-sched-sim (TPC-H input sizes)".into()));
+    }
     if sss {
         super::gen_trace::refuse_with_sss(&a.input, &[])?;
     }
     // One list of DAGs per file under --style spark-sched-sim (a size, then a query), else one
     // list of all (a DAG uniformly, as before).
     let per_file = if sss {
-        graphene::trace::spark_sched_sim::sources(&a.dags, a.input.executors)?
+        graphene::trace::spark_sched_sim::sources_sized(&a.dags, sizes.as_deref(), a.input.executors)?
     } else {
         vec![super::args::load_job_dags(&a.dags, &a.input)?]
     };
@@ -237,6 +246,9 @@ pub fn run(a: Args) -> Result<i32> {
     });
     if sss {
         model.trained["style"] = "spark-sched-sim".into();
+        if let Some(sizes) = &sizes {
+            model.trained["sizes"] = sizes.iter().map(|s| format!("{s}g")).collect::<Vec<_>>().into();
+        }
     }
     model.set_scaling(scaling);
     model.set_freed(freed);

@@ -719,3 +719,154 @@ fn train_decima_spark_sched_sim_style_and_options() {
     }
     assert!(w.jobs.iter().all(|j| j.dag.tasks.iter().all(|t| t.demand.0[0] == 1.0)));
 }
+
+/// `--sizes` on `gen-trace --style spark-sched-sim` and `train-decima --style spark-sched-sim`:
+/// a size no file holds is made from the two largest sizes given (here Q6 at 2g and a copy
+/// sized 5g whose scan stage has 29 tasks, so 50g's scan has 29 + 17/3 x 45 = 284), draws are
+/// the same bytes for a seed, the trainer keeps the sizes as `trained.sizes`, and bad sizes are
+/// clear errors, never panics.
+#[test]
+fn spark_sched_sim_sizes_are_made_drawn_and_recorded() {
+    let dir = tempdir();
+    let q6 = repo("tests/data/tpch-2g-q6.json");
+    let text = std::fs::read_to_string(&q6).unwrap();
+    assert!(text.contains(r#""input_size":"2g""#) && text.contains(r#""num_tasks":12,"#));
+    let five = dir.path().join("q6-5g.json");
+    std::fs::write(
+        &five,
+        text.replace(r#""input_size":"2g""#, r#""input_size":"5g""#)
+            .replace(r#""num_tasks":12,"#, r#""num_tasks":29,"#),
+    )
+    .unwrap();
+    let files = [q6.display().to_string(), five.display().to_string()];
+    let gen = |out: &str, sizes: &str, extra: &[&str]| {
+        let mut args: Vec<String> = vec!["gen-trace".into(), "--dags".into(), files[0].clone(), files[1].clone()];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        for a in ["--sizes", sizes, "--jobs", "40", "--arrival", "poisson:25", "--executors", "10", "--seed", "4"] {
+            args.push(a.into());
+        }
+        args.extend(["-q".into(), "--out".into(), dir.path().join(out).display().to_string()]);
+        cli(&args)
+    };
+    let sss = ["--style", "spark-sched-sim"];
+    gen("a.csv", "2g,50g", &sss).ok();
+    gen("b.csv", "2g,50g", &sss).ok();
+    let a = std::fs::read_to_string(dir.path().join("a.csv")).unwrap();
+    assert_eq!(a, std::fs::read_to_string(dir.path().join("b.csv")).unwrap(), "same seed, same bytes");
+    // Stage s0 rows: 12 tasks (2g) or 284 (made 50g), nothing else; both sizes drawn.
+    let scans: Vec<&str> =
+        a.lines().filter(|l| l.split(',').nth(3) == Some("s0")).map(|l| l.split(',').nth(4).unwrap()).collect();
+    assert_eq!(scans.len(), 40);
+    assert!(scans.iter().all(|n| *n == "12" || *n == "284"), "{scans:?}");
+    assert!(scans.contains(&"12") && scans.contains(&"284"), "{scans:?}");
+    for (sizes, extra, says) in [
+        ("2g,50g", &[][..], "--sizes goes with --style spark-sched-sim"),
+        ("3g", &sss[..], "only above the largest file's (5g)"),
+        ("50", &sss[..], "'50' is not a size like 50g"),
+        ("50g,50g", &sss[..], "50g is listed twice"),
+    ] {
+        let r = gen("c.csv", sizes, extra);
+        assert_eq!(r.code, Some(1), "{sizes}: {}", r.stderr);
+        assert!(r.stderr.contains(says) && !r.stderr.contains("panicked"), "{sizes}: {}", r.stderr);
+    }
+    let train = |out: &str, extra: &[&str]| {
+        let mut args: Vec<String> = vec!["train-decima".into(), "--dags".into(), files[0].clone(), files[1].clone()];
+        for a in [
+            "--sizes",
+            "2g,50g",
+            "--executors",
+            "10",
+            "--machines",
+            "3",
+            "--capacity",
+            "cpu=1,mem=1,disk=1,net=1",
+            "--arrival",
+            "poisson:4",
+            "--jobs",
+            "6",
+            "--iterations",
+            "1",
+            "--rollouts",
+            "2",
+            "--eval-traces",
+            "1",
+            "--eval-jobs",
+            "4",
+            "--eval-every",
+            "1",
+            "--seed",
+            "5",
+            "-q",
+        ] {
+            args.push(a.into());
+        }
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args.extend(["--out".into(), dir.path().join(out).display().to_string()]);
+        cli(&args)
+    };
+    train("m.json", &sss).ok();
+    train("n.json", &sss).ok();
+    let m = std::fs::read_to_string(dir.path().join("m.json")).unwrap();
+    assert_eq!(m, std::fs::read_to_string(dir.path().join("n.json")).unwrap(), "same seed, same bytes");
+    let m = Model::load(&dir.path().join("m.json")).unwrap();
+    assert_eq!(m.trained["sizes"], serde_json::json!(["2g", "50g"]));
+    let r = train("o.json", &[]);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(r.stderr.contains("--sizes goes with --style spark-sched-sim"), "{}", r.stderr);
+}
+
+/// `decima-sss-100g.json`, the model for Decima's own setting over the full size mix 2g-100g
+/// (50g/80g/100g made by `--sizes`): its file is what this build writes, its setting is the
+/// mix's (10 one-slot machines, 50 jobs, 25 s gaps, the offered load of 2g-100g) and keeps the
+/// sizes; on a 2g-100g trace it replays with no warning, while the 2g-20g model warns about
+/// the offered load.
+#[test]
+fn the_full_mix_model_has_its_setting() {
+    let path = repo("crates/graphene/models/decima-sss-100g.json");
+    let m = Model::load(&path).expect("the model loads");
+    assert_eq!(m.to_json(), std::fs::read_to_string(&path).unwrap(), "the file is what this build writes");
+    let s = m.setting().unwrap().expect("a setting");
+    assert_eq!((s.heartbeat, s.jobs, s.executors), (1.0, 50, 10));
+    assert_eq!((s.arrival.poisson_mean, s.demands.as_str()), (25.0, "spark-sched-sim"));
+    assert_eq!(s.arrival.load, Some(2.662908112671691));
+    assert_eq!(m.trained["style"], "spark-sched-sim");
+    assert_eq!(m.trained["sizes"], serde_json::json!(["2g", "5g", "10g", "20g", "50g", "80g", "100g"]));
+    assert_eq!(m.scaling().unwrap(), decima::features::Scaling::Log);
+    let files: Vec<&str> = s.dags.iter().map(|d| d.file.as_str()).collect();
+    assert_eq!(files, ["tpch-2g.json", "tpch-5g.json", "tpch-10g.json", "tpch-20g.json"]);
+
+    let tpch_files: Vec<std::path::PathBuf> = ["2g", "5g", "10g", "20g"]
+        .iter()
+        .filter_map(|s| crate::util::shared(&format!("data/decima-tpch/json/tpch-{s}.json")))
+        .collect();
+    if tpch_files.len() < 4 {
+        return;
+    }
+    let dir = tempdir();
+    let t = dir.path().join("ss.csv");
+    let mut args: Vec<String> = vec!["gen-trace".into(), "--style".into(), "spark-sched-sim".into(), "--dags".into()];
+    args.extend(tpch_files.iter().map(|p| p.display().to_string()));
+    for a in [
+        "--sizes",
+        "2g,5g,10g,20g,50g,80g,100g",
+        "--jobs",
+        "50",
+        "--arrival",
+        "poisson:25",
+        "--executors",
+        "10",
+        "--seed",
+        "9501",
+        "-q",
+        "--out",
+    ] {
+        args.push(a.into());
+    }
+    args.push(t.display().to_string());
+    cli(&args).ok();
+    let one_slot = ["--machines", "10", "--capacity", "cpu=1,mem=1,disk=1,net=1"];
+    let e = replay_decima(&t, Some(&path), dir.path(), &one_slot);
+    assert!(!e.contains("warning"), "its own setting: {e}");
+    let e = replay_decima(&t, Some(&repo("crates/graphene/models/decima-sss.json")), dir.path(), &one_slot);
+    assert!(e.contains("decima-sss.json was trained for another setting") && e.contains("offered load"), "{e}");
+}

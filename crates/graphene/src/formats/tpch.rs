@@ -38,7 +38,7 @@ use crate::error::{Error, Result};
 use crate::model::{Dag, DagBuilder, EdgeKind, ResVec, StageSpec, TaskSpec};
 
 /// More tasks than any real Spark stage; guards against a typo allocating without bound.
-const MAX_TASKS_PER_STAGE: u64 = 10_000_000;
+pub(crate) const MAX_TASKS_PER_STAGE: u64 = 10_000_000;
 
 #[derive(Deserialize)]
 struct TpchFile {
@@ -67,6 +67,17 @@ struct StageFile {
     rest_wave: BTreeMap<String, Vec<f64>>,
     #[serde(default)]
     fresh_durations: BTreeMap<String, Vec<f64>>,
+}
+
+/// The file's `input_size` (e.g. `"20g"`), if it gives one and is a Decima TPC-H file.
+pub fn input_size(text: &str) -> Result<Option<String>> {
+    #[derive(Deserialize)]
+    struct Size {
+        #[serde(default)]
+        input_size: Option<String>,
+    }
+    let s: Size = serde_json::from_str(text).map_err(|e| Error::from_json(&e))?;
+    Ok(s.input_size.filter(|v| !v.trim().is_empty()))
 }
 
 /// What a stage's tasks run for, from the sample list the module doc's rule picks.

@@ -14,15 +14,43 @@
 //! What differs from spark-sched-sim itself, and why: its simulator draws each task's duration
 //! at run time from the wave and executor count of the moment (and adds moving delays); a
 //! trace here fixes durations when it is written, so that every scheduler replays the same
-//! work. The store holds the 2g/5g/10g/20g files, not the 50g/80g/100g ones spark-sched-sim
-//! also draws from.
+//! work.
+//!
+//! # Sizes without a file: 50g, 80g, 100g ([`sources_sized`], `--sizes`)
+//!
+//! The shared store holds the 2g/5g/10g/20g files, not the 50g/80g/100g ones spark-sched-sim
+//! also draws from. With `--sizes` (e.g. `2g,5g,10g,20g,50g,80g,100g`) a size that no file
+//! holds is made from the two largest sizes the files hold, `lo` < `hi` (10g and 20g with the
+//! shared data), query by query and stage by stage, keeping every query's stages and edges:
+//!
+//! * a stage's task count `n` and its total work `w` (task count x stage-mean duration at
+//!   `executors`) each follow the straight line through their `lo` and `hi` values,
+//!   `y(S) = y(hi) + max(0, (y(hi) - y(lo)) / (hi - lo)) x (S - hi)`: a line that falls is held
+//!   flat at `y(hi)`;
+//! * the task count is `y(S)` rounded to the nearest integer (halves away from zero), at least 1;
+//!   every task runs `w(S) / n(S)`.
+//!
+//! Why this rule: in Decima's measurements a stage either reads the input (its task count grows
+//! in proportion to the size: 12/29/58/117/295/474/593 tasks for 2g..100g) or is a shuffle of a
+//! fixed 200 (or other fixed) partitions whose tasks grow longer, and in both cases the stage's
+//! total work grows about linearly with the size beyond 10g. Of the candidates measured against
+//! decima-sim's public 50g/80g/100g files (a least-squares line over all four sizes, the line
+//! through 10g and 20g, log-log power laws) the line through 10g and 20g came closest in total
+//! work per query (power laws fell 10-26% short at 100g); BENCHMARKS.md ("Decima trained for
+//! Decima's own setting") gives the measured distance. The made DAGs are named
+//! `tpch-<S>g-fit-q<k>` so that a trace says which jobs are made, not measured.
+//!
+//! The rule draws nothing: the DAGs are a pure function of the files, `executors` and the sizes,
+//! so a trace or a training run stays byte-identical for its seed, which draws (as without
+//! `--sizes`) each job's size uniformly over the sizes listed, in their order, then its query.
+//! Files whose size is not listed serve only as `lo`/`hi`.
 
 use std::path::PathBuf;
 
 use super::generate::{generate_from, ArrivalProcess};
 use crate::error::{Error, Result};
 use crate::formats::{self, tpch, Format};
-use crate::model::{Dag, Workload};
+use crate::model::{Dag, DagBuilder, StageSpec, TaskSpec, Workload};
 
 /// The DAGs of every query of each Decima TPC-H file in `paths` (one list per file), tasks at
 /// one slot and their stage's mean duration at `executors`. A file that is not Decima TPC-H is
@@ -45,6 +73,147 @@ pub fn sources(paths: &[PathBuf], executors: u32) -> Result<Vec<Vec<Dag>>> {
                 Err(e) => Err(e),
             };
             parsed.map_err(|e| e.in_file(p))
+        })
+        .collect()
+}
+
+/// Parses `--sizes`: a comma-separated list of TPC-H input sizes in GB with a `g` suffix, e.g.
+/// `2g,5g,10g,20g,50g,80g,100g` (order kept: it is the order sizes are drawn in).
+pub fn parse_sizes(text: &str) -> Result<Vec<u32>> {
+    let mut out = Vec::new();
+    for part in text.split(',') {
+        let size = parse_size(part.trim()).ok_or_else(|| {
+            Error::Usage(format!("--sizes '{text}': '{}' is not a size like 50g (whole GB, at least 1)", part.trim()))
+        })?;
+        if out.contains(&size) {
+            return Err(Error::Usage(format!("--sizes '{text}': {size}g is listed twice")));
+        }
+        out.push(size);
+    }
+    Ok(out)
+}
+
+/// `"50g"` -> 50; `None` for anything else (no suffix, 0, not a whole number).
+fn parse_size(text: &str) -> Option<u32> {
+    let digits = text.strip_suffix('g').or_else(|| text.strip_suffix('G'))?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse::<u32>().ok().filter(|&n| n >= 1)
+}
+
+/// [`sources`] for the sizes listed (one list of DAGs per size, in `sizes`' order): a size some
+/// file holds (its `input_size`, else its name `tpch-<N>g`) is that file's DAGs, any other is
+/// made by the module doc's rule from the two largest sizes the files hold, and must be larger
+/// than both. `None`: one list per file, as [`sources`].
+pub fn sources_sized(paths: &[PathBuf], sizes: Option<&[u32]>, executors: u32) -> Result<Vec<Vec<Dag>>> {
+    let per_file = sources(paths, executors)?;
+    let Some(sizes) = sizes else { return Ok(per_file) };
+    if sizes.is_empty() {
+        return Err(Error::Usage("--sizes lists no size".into()));
+    }
+    let mut held: Vec<(u32, &[Dag])> = Vec::new();
+    for (p, dags) in paths.iter().zip(&per_file) {
+        let label = match tpch::input_size(&formats::read_text(p)?).map_err(|e| e.in_file(p))? {
+            Some(label) => label,
+            None => formats::stem(p).strip_prefix("tpch-").unwrap_or_default().to_string(),
+        };
+        let size = parse_size(label.trim()).ok_or_else(|| {
+            Error::Usage(format!(
+                "--sizes: cannot tell the TPC-H size of {} (its input_size, else a name tpch-<N>g, should be like 20g)",
+                p.display()
+            ))
+        })?;
+        if let Some((_, _)) = held.iter().find(|(s, _)| *s == size) {
+            return Err(Error::Usage(format!("--sizes: two files hold size {size}g (one file per size)")));
+        }
+        held.push((size, dags.as_slice()));
+    }
+    held.sort_by_key(|(s, _)| *s);
+    sizes
+        .iter()
+        .map(|&size| {
+            if let Some((_, dags)) = held.iter().find(|(s, _)| *s == size) {
+                return Ok(dags.to_vec());
+            }
+            let [.., (lo, lo_dags), (hi, hi_dags)] = held[..] else {
+                return Err(Error::Usage(format!(
+                    "--sizes: no file holds {size}g, and making it needs files of two sizes below it (e.g. 10g and 20g)"
+                )));
+            };
+            if size < hi {
+                return Err(Error::Usage(format!(
+                    "--sizes: no file holds {size}g; sizes are made only above the largest file's ({hi}g), give a {size}g file"
+                )));
+            }
+            extrapolate(lo_dags, lo, hi_dags, hi, size)
+        })
+        .collect()
+}
+
+/// The DAGs of size `size` made from the same queries at sizes `lo` < `hi` < `size` (the module
+/// doc's rule). The two lists must hold the same queries in the same order, stage for stage.
+pub fn extrapolate(lo_dags: &[Dag], lo: u32, hi_dags: &[Dag], hi: u32, size: u32) -> Result<Vec<Dag>> {
+    if !(lo < hi && hi < size) {
+        return Err(Error::Usage(format!("extrapolating to {size}g needs two smaller sizes, not {lo}g and {hi}g")));
+    }
+    if lo_dags.len() != hi_dags.len() {
+        return Err(Error::Usage(format!(
+            "--sizes: the {lo}g file holds {} queries and the {hi}g file {}; making {size}g needs the same queries in both",
+            lo_dags.len(),
+            hi_dags.len()
+        )));
+    }
+    let slope = f64::from(hi - lo);
+    let at = |y_lo: f64, y_hi: f64| y_hi + ((y_hi - y_lo) / slope).max(0.0) * f64::from(size - hi);
+    lo_dags
+        .iter()
+        .zip(hi_dags)
+        .map(|(a, b)| {
+            let same = a.stages.len() == b.stages.len()
+                && a.stages.iter().zip(&b.stages).all(|(x, y)| x.name == y.name && x.parents == y.parents);
+            if !same {
+                return Err(Error::Usage(format!(
+                    "--sizes: {} and {} differ in their stages or edges; making {size}g needs the same query at both sizes",
+                    a.name, b.name
+                )));
+            }
+            let query = b.name.rsplit('-').next().unwrap_or(&b.name);
+            if a.name.rsplit('-').next() != Some(query) {
+                return Err(Error::Usage(format!(
+                    "--sizes: the {lo}g file's {} meets the {hi}g file's {}; making {size}g needs the same queries in both",
+                    a.name, b.name
+                )));
+            }
+            let mut builder = DagBuilder::new(format!("tpch-{size}g-fit-{query}"), b.resources.clone());
+            for (x, y) in a.stages.iter().zip(&b.stages) {
+                let work = |d: &Dag, s: &crate::model::Stage| s.tasks().map(|t| d.tasks[t as usize].duration).sum::<f64>();
+                let n = at(f64::from(x.len), f64::from(y.len)).round().max(1.0);
+                let w = at(work(a, x), work(b, y));
+                let duration = w / n;
+                if n > tpch::MAX_TASKS_PER_STAGE as f64 {
+                    return Err(Error::Usage(format!(
+                        "--sizes: stage {} of {} would hold {n} tasks at {size}g, more than {}",
+                        y.name,
+                        b.name,
+                        tpch::MAX_TASKS_PER_STAGE
+                    )));
+                }
+                if !(duration.is_finite() && duration > 0.0) {
+                    return Err(Error::Usage(format!(
+                        "--sizes: stage {} of {} gives no positive duration at {size}g ({w} s of work over {n} tasks)",
+                        y.name, b.name
+                    )));
+                }
+                let demand = b.tasks[y.first as usize].demand;
+                builder.stage(StageSpec {
+                    name: y.name.clone(),
+                    group: None,
+                    tasks: vec![TaskSpec { duration, demand }; n as usize],
+                    parents: y.parents.iter().map(|e| (b.stages[e.stage as usize].name.clone(), e.kind)).collect(),
+                });
+            }
+            builder.build()
         })
         .collect()
 }
@@ -89,6 +258,180 @@ mod tests {
             w.jobs.iter().map(|j| j.arrival).collect::<Vec<_>>(),
             again.jobs.iter().map(|j| j.arrival).collect::<Vec<_>>()
         );
+    }
+
+    /// A two-size TPC-H file of one query (query 6) with three stages: an input scan whose
+    /// task count grows (58 -> 117), a 200-task shuffle whose tasks grow longer, and a stage
+    /// whose count and work fall (3 -> 2 tasks), all measured at 10 executors.
+    fn sized(size: &str, scan: (u32, &str), shuffle: &str, last: u32, edges: &str) -> String {
+        let stage = |k: u32, n: u32, waves: &str| {
+            format!(r#"{{"stage":{k},"num_tasks":{n},"first_wave":{{"10":{waves}}},"rest_wave":{{"10":[]}}}}"#)
+        };
+        format!(
+            r#"{{"input_size":"{size}","queries":[{{"query":6,"edges":{edges},"stages":[{},{},{}]}}]}}"#,
+            stage(0, scan.0, scan.1),
+            stage(1, 200, shuffle),
+            stage(2, last, "[1000]")
+        )
+    }
+
+    fn small_pair() -> (String, String) {
+        (
+            sized("10g", (58, "[2000,3000]"), "[100]", 3, "[[0,1],[1,2]]"),
+            sized("20g", (117, "[2300]"), "[200]", 2, "[[0,1],[1,2]]"),
+        )
+    }
+
+    fn parsed(text: &str) -> Vec<Dag> {
+        tpch::parse_with(text, "t", None, 10, tpch::Durations::StageMean).unwrap()
+    }
+
+    /// (tasks, duration of each) per stage, and the parents' names.
+    fn shape(d: &Dag) -> Vec<(u32, f64, Vec<String>)> {
+        d.stages
+            .iter()
+            .map(|s| {
+                let durations: Vec<f64> = s.tasks().map(|t| d.tasks[t as usize].duration).collect();
+                assert!(durations.iter().all(|&x| x == durations[0]), "one duration per stage");
+                let parents = s.parents.iter().map(|e| d.stages[e.stage as usize].name.clone()).collect();
+                (s.len, durations[0], parents)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn made_sizes_follow_the_line_through_the_two_largest() {
+        let (lo, hi) = small_pair();
+        let (lo, hi) = (parsed(&lo), parsed(&hi));
+        let made = extrapolate(&lo, 10, &hi, 20, 100).unwrap();
+        assert_eq!(made.len(), 1);
+        assert_eq!(made[0].name, "tpch-100g-fit-q6");
+        // Scan: tasks 117 + 5.9 x 80 = 589; work 269.1 + 12.41 x 80 = 1261.9 s over them.
+        // Shuffle: 200 tasks, work 20 -> 40 s, so 200 s at 100g: 1 s each.
+        // Falling stage: held at 20g's 2 tasks of 1 s.
+        // Pinned to the bit (work is summed task by task, hence the last digits); the hand
+        // values are 1261.9 / 589 = 2.14244482173175 and 1.
+        assert_eq!(
+            shape(&made[0]),
+            vec![
+                (589, 2.1424448217317575, vec![]),
+                (200, 1.0000000000000007, vec!["s0".to_string()]),
+                (2, 1.0, vec!["s1".to_string()])
+            ]
+        );
+        assert!((2.1424448217317575 - 1261.9 / 589.0f64).abs() < 1e-12);
+        let at50 = extrapolate(&lo, 10, &hi, 20, 50).unwrap();
+        let sh = shape(&at50[0]);
+        assert_eq!((sh[0].0, sh[1].0, sh[2].0), (294, 200, 2));
+        assert!((sh[0].1 - 641.4 / 294.0).abs() < 1e-12 && (sh[1].1 - 0.5).abs() < 1e-12, "{sh:?}");
+        // Total work: 1261.9 + 200 + 2 task-seconds.
+        let work: f64 = made[0].tasks.iter().map(|t| t.duration).sum();
+        assert!((work - 1463.9).abs() < 1e-9, "{work}");
+    }
+
+    fn write_files(dir: &std::path::Path, files: &[(&str, String)]) -> Vec<PathBuf> {
+        files
+            .iter()
+            .map(|(name, text)| {
+                let p = dir.join(name);
+                std::fs::write(&p, text).unwrap();
+                p
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sizes_pick_files_or_make_them_and_draws_are_deterministic() {
+        let dir = tempfile::tempdir().unwrap();
+        let (lo, hi) = small_pair();
+        let paths = write_files(dir.path(), &[("a.json", lo), ("b.json", hi)]);
+        let lists = sources_sized(&paths, Some(&[100, 10]), 10).unwrap();
+        let names: Vec<&str> = lists.iter().map(|l| l[0].name.as_str()).collect();
+        assert_eq!(names, ["tpch-100g-fit-q6", "tpch-10g-q6"]);
+        assert_eq!(lists[0][0].len(), 589 + 200 + 2);
+        // Without --sizes: one list per file, as before.
+        assert_eq!(sources_sized(&paths, None, 10).unwrap().len(), 2);
+        let draw = |seed| {
+            let sources: Vec<&[Dag]> = lists.iter().map(Vec::as_slice).collect();
+            let w = generate_from(&sources, 30, ArrivalProcess::Poisson { mean: 25.0 }, 1, seed).unwrap();
+            crate::trace::native_csv::write(&w).unwrap()
+        };
+        assert_eq!(draw(5), draw(5));
+        assert_ne!(draw(5), draw(6));
+        let text = draw(5);
+        let sizes_drawn: Vec<usize> =
+            [",589,", ",58,"].iter().map(|needle| text.lines().filter(|l| l.contains(needle)).count()).collect();
+        assert!(sizes_drawn.iter().all(|&n| n > 5) && sizes_drawn.iter().sum::<usize>() == 30, "{sizes_drawn:?}");
+        // A file without input_size is sized by its name.
+        let plain = small_pair().1.replace(r#""input_size":"20g","#, "");
+        let more = write_files(dir.path(), &[("tpch-20g.json", plain)]);
+        let lists = sources_sized(&[paths[0].clone(), more[0].clone()], Some(&[80]), 10).unwrap();
+        assert_eq!(lists[0][0].stages[0].len, 117 + 354);
+    }
+
+    #[test]
+    fn bad_sizes_are_clear_errors() {
+        for (text, says) in [
+            ("", "not a size"),
+            ("50", "not a size"),
+            ("0g", "not a size"),
+            ("1.5g", "not a size"),
+            ("-5g", "not a size"),
+            ("99999999999g", "not a size"),
+            ("2g,,5g", "not a size"),
+            ("50g,80g,50g", "50g is listed twice"),
+        ] {
+            let e = parse_sizes(text).unwrap_err().to_string();
+            assert!(e.contains(says), "{text}: {e}");
+        }
+        assert_eq!(parse_sizes("2g, 5G,100g").unwrap(), [2, 5, 100]);
+        let dir = tempfile::tempdir().unwrap();
+        let (lo, hi) = small_pair();
+        let paths = write_files(dir.path(), &[("a.json", lo.clone()), ("b.json", hi.clone())]);
+        let err = |paths: &[PathBuf], sizes: &[u32]| sources_sized(paths, Some(sizes), 10).unwrap_err().to_string();
+        assert!(err(&paths, &[15]).contains("only above the largest file's (20g)"), "{}", err(&paths, &[15]));
+        assert!(err(&paths[1..], &[50]).contains("two sizes below it"), "{}", err(&paths[1..], &[50]));
+        assert!(err(&paths, &[]).contains("no size"));
+        let twin = write_files(dir.path(), &[("c.json", hi.clone())]);
+        assert!(err(&[paths[1].clone(), twin[0].clone()], &[50]).contains("two files hold size 20g"));
+        let no_size = write_files(dir.path(), &[("q.json", hi.replace(r#""input_size":"20g","#, ""))]);
+        let e = err(&[paths[0].clone(), no_size[0].clone()], &[50]);
+        assert!(e.contains("cannot tell the TPC-H size") && e.contains("q.json"), "{e}");
+        // The same query must have the same stages and edges at both sizes.
+        let rewired = sized("20g", (117, "[2300]"), "[200]", 2, "[[0,1],[0,2]]");
+        let other = write_files(dir.path(), &[("d.json", rewired)]);
+        let e = err(&[paths[0].clone(), other[0].clone()], &[50]);
+        assert!(e.contains("differ in their stages or edges") && e.contains("tpch-20g-q6"), "{e}");
+        let e = extrapolate(&parsed(&lo), 20, &parsed(&hi), 10, 50).unwrap_err().to_string();
+        assert!(e.contains("two smaller sizes"), "{e}");
+        let e = extrapolate(&parsed(&lo), 10, &[], 20, 50).unwrap_err().to_string();
+        assert!(e.contains("same queries"), "{e}");
+        let q7 = parsed(&hi.replace(r#""query":6"#, r#""query":7"#));
+        let e = extrapolate(&parsed(&lo), 10, &q7, 20, 50).unwrap_err().to_string();
+        assert!(e.contains("tpch-10g-q6 meets the 20g file's tpch-20g-q7"), "{e}");
+        // A size so large that a stage would exceed the reader's task limit.
+        let e = extrapolate(&parsed(&lo), 10, &parsed(&hi), 20, 2_000_000).unwrap_err().to_string();
+        assert!(e.contains("stage s0 of tpch-20g-q6 would hold 11799999 tasks at 2000000g, more than 10000000"), "{e}");
+    }
+
+    /// The shared 10g and 20g files made into 50g/80g/100g: total tasks and work over the 22
+    /// queries. decima-sim's public files hold 27,157 / 31,657 / 34,660 tasks and 18,542 /
+    /// 29,566 / 36,993 task-seconds at 10 executors (measured, BENCHMARKS.md).
+    #[test]
+    fn shared_10g_and_20g_make_the_public_sizes_task_counts() {
+        let lo = crate::formats::test_support::shared("decima-tpch/json/tpch-10g.json");
+        let hi = crate::formats::test_support::shared("decima-tpch/json/tpch-20g.json");
+        let (Some(lo), Some(hi)) = (lo, hi) else { return };
+        let (lo, hi) = (parsed(&lo), parsed(&hi));
+        let mut got = Vec::new();
+        for size in [50, 80, 100] {
+            let made = extrapolate(&lo, 10, &hi, 20, size).unwrap();
+            assert_eq!(made.len(), 22);
+            let tasks: usize = made.iter().map(Dag::len).sum();
+            let work: f64 = made.iter().flat_map(|d| d.tasks.iter().map(|t| t.duration)).sum();
+            got.push((tasks, (work * 10.0).round() / 10.0));
+        }
+        assert_eq!(got, [(27175, 18375.8), (31666, 28766.1), (34660, 35693.0)]);
     }
 
     #[test]
