@@ -19,6 +19,25 @@
 //! capacity (YARN's default factor is 1: no elasticity past the share for a single user). Without
 //! the option queues are elastic up to the whole cluster, as with a large factor. In every mode
 //! a container is placed only where it fits on cores and memory (the resources YARN knows).
+//!
+//! Two mechanics of the real CapacityScheduler (Hadoop 3.4.x) are options ([`CsYarn`]), off by
+//! default so that earlier figures stay reproducible; `scripts/bench-cs-fidelity` measures what
+//! they change against YARN's own scheduler in SLS (BENCHMARKS.md, issue 12):
+//! * **Application masters** (`--cs-am cpu=1,mem=0.001`): every YARN application first runs its
+//!   master in a container. The AM container is the application's first request: it is granted
+//!   in the same queue and FIFO order as tasks (`AbstractLeafQueue.assignContainers` walks the
+//!   queue's applications in its ordering policy, FIFO by priority then submission), counts
+//!   towards the queue's use and the user limit, and is held until the job's last task ends. The
+//!   job's tasks are requested only after it is granted (the AM must start and register first):
+//!   here from the next instant on, never in the heartbeat that granted it.
+//! * **Containers per node heartbeat** (`--cs-assignments-per-heartbeat N`): YARN allocates on a
+//!   node's heartbeat, and `CapacityScheduler.allocateContainersToNode` stops after
+//!   `per-node-heartbeat.maximum-offswitch-assignments` off-switch containers (default **1**);
+//!   every request of a job that does not ask for a host or rack is off-switch, so a node gets at
+//!   most one new container per heartbeat. Pair it with `replay --heartbeat` (YARN's node
+//!   heartbeat, `yarn.resourcemanager.nodemanagers.heartbeat-interval-ms`, default 1 s) and
+//!   `--periodic-heartbeats` (a node manager reports a finished container at its next periodic
+//!   heartbeat; the simulator otherwise offers the machine again the moment a task ends).
 
 use super::{fits, relative, serve_queues, Policy, TaskRef};
 use crate::model::ResVec;
@@ -40,6 +59,22 @@ impl CapacityScheduler {
         self.queues.user_limit = user_limit_factor.filter(|f| f.is_finite() && *f > 0.0);
         self
     }
+
+    /// YARN's application masters and containers per node heartbeat (see the module docs).
+    pub fn with_yarn(mut self, yarn: &CsYarn) -> CapacityScheduler {
+        self.queues.yarn = yarn.clone();
+        self
+    }
+}
+
+/// The real CapacityScheduler's mechanics beyond the queue and job order (module docs); the
+/// default is off in both.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CsYarn {
+    /// Demand of every job's application-master container, in the cluster's resource order.
+    pub am: Option<ResVec>,
+    /// Most containers (AM containers included) a machine gets per heartbeat.
+    pub per_heartbeat: Option<usize>,
 }
 
 /// How the Capacity Scheduler measures a queue's use (see the module docs).
@@ -69,8 +104,8 @@ impl Policy for CapacityScheduler {
         "cs".into()
     }
 
-    fn assign(&mut self, view: &View, _machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
-        self.queues.assign(view, free, out, first_fitting);
+    fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
+        self.queues.assign(view, machine, free, out, first_fitting);
     }
 
     fn job_arrived(&mut self, view: &View, job: u32) {
@@ -115,6 +150,12 @@ pub(crate) struct CsQueues {
     accounting: CsAccounting,
     /// YARN's user-limit-factor (one user per queue); None: elastic to the whole cluster.
     user_limit: Option<f64>,
+    pub(crate) yarn: CsYarn,
+    /// Per job (by id): where and when its AM container was granted (with `yarn.am`).
+    am_at: Vec<Option<(usize, f64)>>,
+    /// AM containers' demand held on each machine (the simulator does not know them, so they
+    /// are taken off the free resources a heartbeat reports).
+    am_on: Vec<ResVec>,
 }
 
 impl CsQueues {
@@ -126,7 +167,18 @@ impl CsQueues {
             used: vec![ResVec::ZERO; n],
             accounting: CsAccounting::Containers,
             user_limit: None,
+            yarn: CsYarn::default(),
+            am_at: Vec::new(),
+            am_on: Vec::new(),
         }
+    }
+
+    /// The settings `cs` takes, for the policies that share its queue and job choice.
+    pub(crate) fn configured(mut self, accounting: CsAccounting, user_limit: Option<f64>, yarn: &CsYarn) -> CsQueues {
+        self.accounting = accounting;
+        self.user_limit = user_limit.filter(|f| f.is_finite() && *f > 0.0);
+        self.yarn = yarn.clone();
+        self
     }
 
     /// Where cpu and memory sit among the resources (traces: cpu, mem, disk, net).
@@ -156,6 +208,9 @@ impl CsQueues {
             self.running.resize(q + 1, 0);
             self.used.resize(q + 1, ResVec::ZERO);
         }
+        if self.am_at.len() <= job as usize {
+            self.am_at.resize(job as usize + 1, None);
+        }
     }
 
     pub(crate) fn launched(&mut self, view: &View, t: TaskRef) {
@@ -168,6 +223,16 @@ impl CsQueues {
         let q = view.queue(t.job) as usize;
         self.running[q] = self.running[q].saturating_sub(1);
         self.used[q].sub_assign(&view.requested(t.job, t.task));
+        // The job's last task ended: its application master exits and frees its container.
+        if view.job_state(t.job).left == 0 {
+            if let (Some(am), Some(slot)) = (self.yarn.am, self.am_at.get_mut(t.job as usize)) {
+                if let Some((m, _)) = slot.take() {
+                    self.am_on[m].sub_assign(&am);
+                    self.running[q] = self.running[q].saturating_sub(1);
+                    self.used[q].sub_assign(&am);
+                }
+            }
+        }
     }
 
     /// One container at a time: the neediest queue that still has a job with a fitting task
@@ -175,35 +240,75 @@ impl CsQueues {
     /// and not be in `chosen`, the tasks taken so far in this heartbeat), or `None`. `chosen`
     /// is the output list itself: a heartbeat fills one machine, so it stays short and a
     /// linear scan beats hashing.
+    /// `machine` is the machine heartbeating, `free` what the simulator says it has free.
     pub(crate) fn assign(
-        &self,
+        &mut self,
         view: &View,
+        machine: usize,
         free: &ResVec,
         out: &mut Vec<TaskRef>,
         mut pick: impl FnMut(&View, u32, &ResVec, &[TaskRef]) -> Option<TaskRef>,
     ) {
         let cm = view.active().first().map_or((None, None), |&j| Self::cpu_mem(view, j));
-        let mut state = (*free, self.running.clone(), self.used.clone());
+        let mut left = *free;
+        if self.yarn.am.is_some() {
+            if self.am_on.len() < view.caps.len() {
+                self.am_on.resize(view.caps.len(), ResVec::ZERO);
+            }
+            left.sub_assign(&self.am_on[machine]);
+        }
+        // The AM containers granted in this heartbeat, as (job, queue).
+        let mut granted: Vec<(u32, usize)> = Vec::new();
+        let limit = self.yarn.per_heartbeat.unwrap_or(usize::MAX);
+        let this = &*self;
+        let mut state = (left, this.running.clone(), this.used.clone());
         serve_queues(
-            self.shares.len(),
+            this.shares.len(),
             &mut state,
-            |(_, running, used), q| match self.accounting {
-                CsAccounting::Containers => relative(running[q] as f64, self.shares[q]),
-                _ => relative(self.share_of(view, &used[q], cm), self.shares[q]),
+            |(_, running, used), q| match this.accounting {
+                CsAccounting::Containers => relative(running[q] as f64, this.shares[q]),
+                _ => relative(this.share_of(view, &used[q], cm), this.shares[q]),
             },
             |(left, running, used), q| {
+                if out.len() + granted.len() >= limit {
+                    return false;
+                }
+                // YARN's user limit: the queue's single user stays within f x its capacity (a
+                // first container is always allowed, as YARN does).
+                let over_limit = |running: &[u64], used: &[ResVec], d: &ResVec| match this.user_limit {
+                    Some(f) => running[q] > 0 && this.share_of(view, &used[q].add(d), cm) > f * this.shares[q] + 1e-9,
+                    None => false,
+                };
                 for &job in view.active() {
                     if view.queue(job) as usize != q {
                         continue;
                     }
+                    if let Some(am) = this.yarn.am {
+                        match this.am_at.get(job as usize).copied().flatten() {
+                            // Its master was granted this instant: nothing requested yet.
+                            Some((_, at)) if at >= view.now => continue,
+                            Some(_) => {}
+                            None if granted.iter().any(|g| g.0 == job) => continue,
+                            None => {
+                                // The application's first request is its master's container.
+                                if !fits(view, &am, left) {
+                                    continue;
+                                }
+                                if over_limit(running, used, &am) {
+                                    return false;
+                                }
+                                left.sub_assign(&am);
+                                running[q] += 1;
+                                used[q] = used[q].add(&am);
+                                granted.push((job, q));
+                                return true;
+                            }
+                        }
+                    }
                     if let Some(t) = pick(view, job, left, out) {
                         let d = view.requested(t.job, t.task);
-                        if let Some(f) = self.user_limit {
-                            // YARN's user limit: the queue's single user stays within f x its
-                            // capacity (a first container is always allowed, as YARN does).
-                            if running[q] > 0 && self.share_of(view, &used[q].add(&d), cm) > f * self.shares[q] + 1e-9 {
-                                return false;
-                            }
+                        if over_limit(running, used, &d) {
+                            return false;
                         }
                         debug_assert!(fits(view, &d, left));
                         left.sub_assign(&d);
@@ -216,5 +321,13 @@ impl CsQueues {
                 false
             },
         );
+        if let Some(am) = self.yarn.am {
+            for (job, q) in granted {
+                self.am_at[job as usize] = Some((machine, view.now));
+                self.am_on[machine] = self.am_on[machine].add(&am);
+                self.running[q] += 1;
+                self.used[q] = self.used[q].add(&am);
+            }
+        }
     }
 }
