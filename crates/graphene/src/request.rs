@@ -471,6 +471,8 @@ pub struct ReplayOptions {
     pub cs_am: Option<String>,
     /// `--cs-assignments-per-heartbeat` (absent: as many as fit).
     pub cs_per_heartbeat: Option<usize>,
+    /// `--cs-reservations`: strict FIFO with YARN's node reservations.
+    pub cs_reservations: bool,
     /// `--periodic-heartbeats`: no heartbeat when a task ends.
     pub periodic_heartbeats: bool,
     /// `--container-overhead`: seconds a task holds its machine past its duration.
@@ -513,6 +515,7 @@ impl Default for ReplayOptions {
             cs_user_limit_factor: None,
             cs_am: None,
             cs_per_heartbeat: None,
+            cs_reservations: false,
             periodic_heartbeats: false,
             container_overhead: 0.0,
             online_rules: "default".into(),
@@ -729,6 +732,7 @@ impl ReplayOptions {
                     Some(0) => return Err(Error::Usage("--cs-assignments-per-heartbeat must be at least 1".into())),
                     n => n,
                 },
+                reserve: self.cs_reservations,
             },
             tetris_overbook: match self.tetris_overbook_limit {
                 None => 1.0,

@@ -54,6 +54,11 @@ pub struct Common {
     /// as fit].
     #[arg(long, value_name = "N")]
     pub cs_assignments_per_heartbeat: Option<usize>,
+    /// cs, cp, graphene+cs: strict FIFO as YARN: a queue's first job with work asks for its
+    /// best task only, and a machine it does not fit is reserved for it (nothing else runs
+    /// there until it fits) [default: off, the next job's fitting task runs instead].
+    #[arg(long)]
+    pub cs_reservations: bool,
     /// Machines heartbeat only every --heartbeat seconds, not also when a task on them ends (as
     /// YARN's node managers, which report a finished container at their next heartbeat).
     #[arg(long)]
@@ -182,6 +187,7 @@ impl Common {
             cs_user_limit_factor: self.cs_user_limit_factor,
             cs_am: self.cs_am.clone(),
             cs_per_heartbeat: self.cs_assignments_per_heartbeat,
+            cs_reservations: self.cs_reservations,
             periodic_heartbeats: self.periodic_heartbeats,
             container_overhead: self.container_overhead,
             online_rules: self.online_rules.clone(),

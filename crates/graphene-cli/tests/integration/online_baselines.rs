@@ -333,6 +333,38 @@ B,0,q0,s1,1,0.5,1,1,0,0,s0,
     assert_eq!(jct(&b, 1.0, None, true), vec![1.5]);
 }
 
+/// YARN's strict FIFO with node reservations (`--cs-reservations`), by hand. One machine with 4
+/// cores, one queue, heartbeat 1 s. A: three 10 s tasks of 1 core at 0 (0-10). B: one 5 s task
+/// of 2 cores at 0.5. C: four 10 s tasks of 1 core at 1. Without reservations B does not fit the
+/// one free core at 1, so C's first task takes it (1-11), then C's others take each core A
+/// frees at 10 (10-20), and B fits only when two of those end: 20-25. JCTs 10, 24.5, 19. With
+/// reservations B reserves the machine at 1; the first core A frees at 10 completes B's 2
+/// cores (10-15); C's tasks then reserve and take cores one by one (10-20, 10-20, 15-25,
+/// 15-25). JCTs 10, 14.5, 24.
+#[test]
+fn cs_reservations_keep_fifo_strict() {
+    let w = workload(
+        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations
+A,0,q0,s,3,10,1,1,0,0,,
+B,0.5,q0,s,1,5,2,1,0,0,,
+C,1,q0,s,4,10,1,1,0,0,,
+",
+    );
+    let c = cluster(&w, 1, &[("cpu", 4.0), ("mem", 8.0)]);
+    for name in ["cs", "cp", "graphene+cs"] {
+        let jct = |reserve: bool| {
+            let mut s = settings(&w, 0);
+            s.cs_yarn.reserve = reserve;
+            let mut policy = by_name(name, &s).unwrap();
+            let r = run(&w, &c, policy.as_mut(), &SimConfig { heartbeat: 1.0, ..SimConfig::default() }).unwrap();
+            check(name, &w, &c, &r);
+            jcts(&r)
+        };
+        assert_eq!(jct(false), vec![10.0, 24.5, 19.0], "{name}");
+        assert_eq!(jct(true), vec![10.0, 14.5, 24.0], "{name}");
+    }
+}
+
 /// `--container-overhead`: every task holds its machine and keeps its children waiting that
 /// long past its duration. The chain of two 0.5 s tasks on 1 core with 0.25 s: 0-0.75 and
 /// 0.75-1.5 (the end frees the machine, which heartbeats then): JCT 1.5; the realized runs last

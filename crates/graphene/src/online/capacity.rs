@@ -38,10 +38,23 @@
 //!   heartbeat, `yarn.resourcemanager.nodemanagers.heartbeat-interval-ms`, default 1 s) and
 //!   `--periodic-heartbeats` (a node manager reports a finished container at its next periodic
 //!   heartbeat; the simulator otherwise offers the machine again the moment a task ends).
+//! * **Reservations** (`--cs-reservations`): YARN serves a queue's applications strictly in
+//!   FIFO order. The first application with a pending request looks at its best request only
+//!   (`RegularContainerAllocator.allocate` stops at the first scheduler key it neither skips nor
+//!   fails); when that does not fit the node, the node is *reserved* for it
+//!   (`AllocationState.RESERVED`) and the heartbeat ends. A reserved node's later heartbeats try
+//!   that request first and assign nothing else (`CapacityScheduler.allocateContainerOnSingleNode`:
+//!   "Do not schedule if there are any reservations to fulfill on the node"); the request may
+//!   still be granted on another node that has room, which drops the reservation
+//!   (`reservations-continue-looking`). Without the option the next job's fitting task takes
+//!   the space, so a large task can wait behind a stream of small ones. A request is never
+//!   reserved on a node too small for it, nor on two nodes.
+
+use std::collections::HashMap;
 
 use super::{fits, relative, serve_queues, Policy, TaskRef};
-use crate::model::ResVec;
-use crate::sim::View;
+use crate::model::{ResVec, MAX_RESOURCES};
+use crate::sim::{TaskState, View};
 
 pub struct CapacityScheduler {
     queues: CsQueues,
@@ -75,6 +88,8 @@ pub struct CsYarn {
     pub am: Option<ResVec>,
     /// Most containers (AM containers included) a machine gets per heartbeat.
     pub per_heartbeat: Option<usize>,
+    /// Strict FIFO with node reservations.
+    pub reserve: bool,
 }
 
 /// How the Capacity Scheduler measures a queue's use (see the module docs).
@@ -156,6 +171,10 @@ pub(crate) struct CsQueues {
     /// AM containers' demand held on each machine (the simulator does not know them, so they
     /// are taken off the free resources a heartbeat reports).
     am_on: Vec<ResVec>,
+    /// With `yarn.reserve`: the task each machine is reserved for, and where each reserved
+    /// task's reservation is.
+    reserved: Vec<Option<TaskRef>>,
+    reserved_at: HashMap<TaskRef, usize>,
 }
 
 impl CsQueues {
@@ -170,6 +189,8 @@ impl CsQueues {
             yarn: CsYarn::default(),
             am_at: Vec::new(),
             am_on: Vec::new(),
+            reserved: Vec::new(),
+            reserved_at: HashMap::new(),
         }
     }
 
@@ -214,6 +235,9 @@ impl CsQueues {
     }
 
     pub(crate) fn launched(&mut self, view: &View, t: TaskRef) {
+        if let Some(m) = self.reserved_at.remove(&t) {
+            self.reserved[m] = None;
+        }
         let q = view.queue(t.job) as usize;
         self.running[q] += 1;
         self.used[q] = self.used[q].add(&view.requested(t.job, t.task));
@@ -257,6 +281,26 @@ impl CsQueues {
             }
             left.sub_assign(&self.am_on[machine]);
         }
+        if self.yarn.reserve {
+            if self.reserved.len() < view.caps.len() {
+                self.reserved.resize(view.caps.len(), None);
+            }
+            if let Some(t) = self.reserved[machine] {
+                if view.job_state(t.job).state[t.task as usize] == TaskState::Runnable {
+                    // A reserved node serves its reservation or nothing.
+                    if fits(view, &view.requested(t.job, t.task), &left) {
+                        out.push(t);
+                    }
+                    return;
+                }
+                self.reserved[machine] = None;
+                self.reserved_at.remove(&t);
+            }
+        }
+        let unbounded = ResVec([f64::INFINITY; MAX_RESOURCES]);
+        let cap = view.caps[machine];
+        // With reservations: the request this heartbeat reserves the machine for.
+        let mut reserve_here: Option<TaskRef> = None;
         // The AM containers granted in this heartbeat, as (job, queue).
         let mut granted: Vec<(u32, usize)> = Vec::new();
         let limit = self.yarn.per_heartbeat.unwrap_or(usize::MAX);
@@ -270,7 +314,7 @@ impl CsQueues {
                 _ => relative(this.share_of(view, &used[q], cm), this.shares[q]),
             },
             |(left, running, used), q| {
-                if out.len() + granted.len() >= limit {
+                if out.len() + granted.len() >= limit || reserve_here.is_some() {
                     return false;
                 }
                 // YARN's user limit: the queue's single user stays within f x its capacity (a
@@ -305,6 +349,26 @@ impl CsQueues {
                             }
                         }
                     }
+                    if this.yarn.reserve {
+                        // Strict FIFO: the job's best request, whether it fits or not.
+                        let Some(t) = pick(view, job, &unbounded, out) else { continue };
+                        let d = view.requested(t.job, t.task);
+                        if over_limit(running, used, &d) {
+                            return false;
+                        }
+                        if !fits(view, &d, left) {
+                            if this.reserved_at.contains_key(&t) || !fits(view, &d, &cap) {
+                                continue;
+                            }
+                            reserve_here = Some(t);
+                            return false;
+                        }
+                        left.sub_assign(&d);
+                        out.push(t);
+                        running[q] += 1;
+                        used[q] = used[q].add(&d);
+                        return true;
+                    }
                     if let Some(t) = pick(view, job, left, out) {
                         let d = view.requested(t.job, t.task);
                         if over_limit(running, used, &d) {
@@ -321,6 +385,10 @@ impl CsQueues {
                 false
             },
         );
+        if let Some(t) = reserve_here {
+            self.reserved[machine] = Some(t);
+            self.reserved_at.insert(t, machine);
+        }
         if let Some(am) = self.yarn.am {
             for (job, q) in granted {
                 self.am_at[job as usize] = Some((machine, view.now));
