@@ -233,9 +233,12 @@ B,0,q1,s,1,30,1,1,0,0,,
 /// The Capacity Scheduler's YARN options, by hand. One machine with 4 cores and 8 memory, two
 /// queues with equal shares; only q0 has work: A, four 10 s tasks of 1 core and 1 memory.
 /// Elastic queues (no user limit): all four run at 0, JCT 10. With YARN's default
-/// user-limit-factor 1 and the DominantResourceCalculator the queue's one user may hold half the
-/// cluster (2 of 4 cores): two at a time, JCT 20. With the DefaultResourceCalculator (memory
-/// only) four tasks hold 4 of 8 memory, exactly half: all four run, JCT 10.
+/// user-limit-factor 1 and the DominantResourceCalculator the queue's one user gets no new
+/// container once it holds more than half the cluster, checked before each request as YARN's
+/// canAssignToUser does: at 0, 1 and 2 cores held it may ask again (the third brings it to 3 of
+/// 4, past half), at 3 it may not: three at 0, the fourth at 10, JCT 20; with three tasks all
+/// three run at 0, JCT 10 (a check after the request would have held the third back). With the
+/// DefaultResourceCalculator (memory only) four tasks hold 4 of 8 memory: all four run, JCT 10.
 #[test]
 fn cs_user_limit_follows_the_resource_calculator() {
     let w = workload(
@@ -244,19 +247,27 @@ A,0,q0,s,4,10,1,1,0,0,,
 B,100,q1,s,1,1,1,1,0,0,,
 ",
     );
+    let three = workload(
+        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations
+A,0,q0,s,3,10,1,1,0,0,,
+B,100,q1,s,1,1,1,1,0,0,,
+",
+    );
     let c = cluster(&w, 1, &[("cpu", 4.0), ("mem", 8.0)]);
-    let cs = |acc, f| {
-        let mut s = settings(&w, 0);
+    let cs_on = |w: &Workload, acc, f| {
+        let mut s = settings(w, 0);
         s.cs_accounting = acc;
         s.cs_user_limit = f;
         let mut policy = by_name("cs", &s).unwrap();
-        let r = run(&w, &c, policy.as_mut(), &SimConfig { heartbeat: 1.0, ..SimConfig::default() }).unwrap();
-        check("cs", &w, &c, &r);
+        let r = run(w, &c, policy.as_mut(), &SimConfig { heartbeat: 1.0, ..SimConfig::default() }).unwrap();
+        check("cs", w, &c, &r);
         jcts(&r)
     };
+    let cs = |acc, f| cs_on(&w, acc, f);
     use graphene::online::CsAccounting::*;
     assert_eq!(cs(Containers, None), vec![10.0, 1.0]);
     assert_eq!(cs(Dominant, Some(1.0)), vec![20.0, 1.0]);
+    assert_eq!(cs_on(&three, Dominant, Some(1.0)), vec![10.0, 1.0]);
     assert_eq!(cs(Memory, Some(1.0)), vec![10.0, 1.0]);
     assert_eq!(cs(Dominant, None), vec![10.0, 1.0]);
 }

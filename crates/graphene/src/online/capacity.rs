@@ -15,8 +15,10 @@
 //! * `dominant`: YARN's `DominantResourceCalculator`: the larger of the cpu and memory shares.
 //!
 //! YARN's user limit: with one user per queue (our traces carry no users; a queue's jobs are
-//! taken to be one service account's) a user may hold at most `user-limit-factor` x the queue's
-//! capacity (YARN's default factor is 1: no elasticity past the share for a single user). Without
+//! taken to be one service account's) a user gets no new container once it holds more than
+//! `user-limit-factor` x the queue's capacity (YARN's default factor is 1: no elasticity past
+//! the share for a single user); like YARN's `canAssignToUser`, the check is on what the user
+//! holds before the request, so the last container may go past the limit. Without
 //! the option queues are elastic up to the whole cluster, as with a large factor. In every mode
 //! a container is placed only where it fits on cores and memory (the resources YARN knows).
 //!
@@ -317,10 +319,12 @@ impl CsQueues {
                 if out.len() + granted.len() >= limit || reserve_here.is_some() {
                     return false;
                 }
-                // YARN's user limit: the queue's single user stays within f x its capacity (a
-                // first container is always allowed, as YARN does).
-                let over_limit = |running: &[u64], used: &[ResVec], d: &ResVec| match this.user_limit {
-                    Some(f) => running[q] > 0 && this.share_of(view, &used[q].add(d), cm) > f * this.shares[q] + 1e-9,
+                // YARN's user limit: the queue's single user gets no new container once it holds
+                // more than f x the queue's capacity (AbstractLeafQueue.canAssignToUser compares
+                // what the user holds, before the request, with `>`: the last container may go
+                // past the limit, and a first container is always allowed).
+                let over_limit = |_: &[u64], used: &[ResVec], _: &ResVec| match this.user_limit {
+                    Some(f) => this.share_of(view, &used[q], cm) > f * this.shares[q] + 1e-9,
                     None => false,
                 };
                 for &job in view.active() {
