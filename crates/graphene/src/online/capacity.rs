@@ -50,7 +50,9 @@
 //!   still be granted on another node that has room, which drops the reservation
 //!   (`reservations-continue-looking`). Without the option the next job's fitting task takes
 //!   the space, so a large task can wait behind a stream of small ones. A request is never
-//!   reserved on a node too small for it, nor on two nodes.
+//!   reserved on a node too small for it, nor on two nodes; an AM container's request is not
+//!   reserved (YARN would), and a reservation does not count towards the queue's use (YARN's
+//!   does).
 
 use std::collections::HashMap;
 
