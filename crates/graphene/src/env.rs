@@ -262,6 +262,7 @@ pub fn default_settings(workload: &Workload) -> OnlineSettings {
         tetris_overbook: 1.0,
         cs_accounting: online::CsAccounting::Containers,
         cs_user_limit: None,
+        cs_yarn: online::CsYarn::default(),
         decima_model: None,
     }
 }

@@ -467,6 +467,16 @@ pub struct ReplayOptions {
     pub cs_accounting: String,
     /// `--cs-user-limit-factor` (absent: elastic queues).
     pub cs_user_limit_factor: Option<f64>,
+    /// `--cs-am`: every job's application-master container, `cpu=1,mem=0.001` (absent: none).
+    pub cs_am: Option<String>,
+    /// `--cs-assignments-per-heartbeat` (absent: as many as fit).
+    pub cs_per_heartbeat: Option<usize>,
+    /// `--cs-reservations`: strict FIFO with YARN's node reservations.
+    pub cs_reservations: bool,
+    /// `--periodic-heartbeats`: no heartbeat when a task ends.
+    pub periodic_heartbeats: bool,
+    /// `--container-overhead`: seconds a task holds its machine past its duration.
+    pub container_overhead: f64,
     /// `--tetris-overbook-limit` (absent: 1, never).
     pub tetris_overbook_limit: Option<f64>,
     /// `--online-rules`: "default" or "paper" (graphene's online rules exactly as the paper's).
@@ -503,6 +513,11 @@ impl Default for ReplayOptions {
             tetris_overbook_limit: None,
             cs_accounting: "containers".into(),
             cs_user_limit_factor: None,
+            cs_am: None,
+            cs_per_heartbeat: None,
+            cs_reservations: false,
+            periodic_heartbeats: false,
+            container_overhead: 0.0,
             online_rules: "default".into(),
             srpt_term: "work".into(),
             eta: "auto".into(),
@@ -543,6 +558,30 @@ fn parse_misestimate(s: &str) -> Result<(f64, f64)> {
         return Err(bad());
     }
     Ok((lo, hi))
+}
+
+/// `--cs-am cpu=1,mem=0.001`: the AM container's demand in the cluster's resource order; a
+/// resource the spec leaves out is 0, one the cluster lacks is refused. It must fit a machine.
+fn cs_am(spec: &str, cluster: &crate::model::Cluster) -> Result<crate::model::ResVec> {
+    let given = formats::cluster::parse_capacity(spec)
+        .map_err(|_| Error::Usage(format!("--cs-am '{spec}' is not RESOURCE=AMOUNT,...")))?;
+    let mut d = crate::model::ResVec::ZERO;
+    for (name, v) in &given {
+        let Some(i) = cluster.resources.iter().position(|r| r == name) else {
+            return Err(Error::Usage(format!(
+                "--cs-am names '{name}', but the cluster's resources are {}",
+                cluster.resources.join(", ")
+            )));
+        };
+        if !(v.is_finite() && *v >= 0.0) {
+            return Err(Error::Usage(format!("--cs-am {name}={v} must be a finite number >= 0")));
+        }
+        d.0[i] = *v;
+    }
+    if !cluster.machines.iter().any(|c| (0..cluster.resources.len()).all(|r| d.0[r] <= c.0[r])) {
+        return Err(Error::Usage(format!("--cs-am '{spec}' fits no machine")));
+    }
+    Ok(d)
 }
 
 /// Entitled share per queue, in `workload.queues()` order.
@@ -687,6 +726,14 @@ impl ReplayOptions {
                 Some(f) if f.is_finite() && f > 0.0 => Some(f),
                 Some(f) => return Err(Error::Usage(format!("--cs-user-limit-factor {f} must be a number > 0"))),
             },
+            cs_yarn: online::CsYarn {
+                am: self.cs_am.as_deref().map(|spec| cs_am(spec, &cluster)).transpose()?,
+                per_heartbeat: match self.cs_per_heartbeat {
+                    Some(0) => return Err(Error::Usage("--cs-assignments-per-heartbeat must be at least 1".into())),
+                    n => n,
+                },
+                reserve: self.cs_reservations,
+            },
             tetris_overbook: match self.tetris_overbook_limit {
                 None => 1.0,
                 Some(x) if x.is_finite() && x >= 1.0 => x,
@@ -712,6 +759,8 @@ impl ReplayOptions {
             seed: self.seed,
             speeds: if spec.speeds.iter().all(|&s| s == 1.0) { Vec::new() } else { spec.network().speeds },
             deadline: time_limit(self.time_limit)?,
+            periodic_only: self.periodic_heartbeats,
+            container_overhead: self.container_overhead,
         };
         // Empty when the reader left nothing out.
         let skipped = if skipped.is_empty() { String::new() } else { skipped.to_string() };

@@ -37,6 +37,13 @@ pub struct Args {
     /// --machines/--capacity) is offered this load over the arrival window (e.g. 0.8).
     #[arg(long, value_name = "LOAD")]
     pub load: Option<f64>,
+    /// Multiply every task's duration by this factor (before --load calibrates the arrivals).
+    #[arg(long, value_name = "K", default_value_t = 1.0)]
+    pub duration_scale: f64,
+    /// Raise every task shorter than this many seconds (after --duration-scale) to it: tasks
+    /// long against a real scheduler's heartbeat (the SLS fidelity run, BENCHMARKS.md).
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
+    pub min_duration: f64,
     #[command(flatten)]
     pub input: InputArgs,
     #[command(flatten)]
@@ -82,6 +89,8 @@ pub fn run(a: Args) -> Result<i32> {
     if a.queues == 0 {
         return Err(Error::Usage("--queues must be at least 1".into()));
     }
+    // The stretch's own checks, on an empty workload: refused before any file is read.
+    trace::stretch_durations(&mut graphene::model::Workload { jobs: Vec::new() }, a.duration_scale, a.min_duration)?;
     if a.style == Style::SparkSchedSim {
         return spark_sched_sim(&a, arrival, sizes.as_deref());
     }
@@ -111,6 +120,9 @@ pub fn run(a: Args) -> Result<i32> {
     } else {
         trace::generate(&dags, a.jobs, arrival, a.queues, a.input.seed)?
     };
+    if a.duration_scale != 1.0 || a.min_duration != 0.0 {
+        trace::stretch_durations(&mut workload, a.duration_scale, a.min_duration)?;
+    }
     let scale = match a.load {
         Some(target) => Some(trace::load::calibrate(&mut workload, &cluster, target)?),
         None => None,
@@ -133,6 +145,7 @@ fn spark_sched_sim(a: &Args, arrival: ArrivalProcess, sizes: Option<&[u32]>) -> 
     let per_file = trace::spark_sched_sim::sources_sized(&a.dags, sizes, a.input.executors)?;
     let sources: Vec<&[graphene::model::Dag]> = per_file.iter().map(Vec::as_slice).collect();
     let mut workload = trace::generate_from(&sources, a.jobs, arrival, a.queues, a.input.seed)?;
+    trace::stretch_durations(&mut workload, a.duration_scale, a.min_duration)?;
     let scale = match a.load {
         Some(target) => Some(trace::load::calibrate(&mut workload, &cluster, target)?),
         None => None,

@@ -44,6 +44,30 @@ pub struct Common {
     /// (YARN's default is 1) [default: none, queues elastic to the whole cluster].
     #[arg(long, value_name = "F")]
     pub cs_user_limit_factor: Option<f64>,
+    /// cs, cp, graphene+cs: every job first holds an application-master container of this
+    /// demand, granted in queue and FIFO order like a task and held until the job ends, as YARN
+    /// runs every application's master (e.g. cpu=1,mem=0.001) [default: none].
+    #[arg(long, value_name = "R=X,...")]
+    pub cs_am: Option<String>,
+    /// cs, cp, graphene+cs: at most N containers per machine heartbeat, as YARN's
+    /// per-node-heartbeat.maximum-offswitch-assignments (default 1 in YARN) [default: as many
+    /// as fit].
+    #[arg(long, value_name = "N")]
+    pub cs_assignments_per_heartbeat: Option<usize>,
+    /// cs, cp, graphene+cs: strict FIFO as YARN: a queue's first job with work asks for its
+    /// best task only, and a machine it does not fit is reserved for it (nothing else runs
+    /// there until it fits) [default: off, the next job's fitting task runs instead].
+    #[arg(long)]
+    pub cs_reservations: bool,
+    /// Machines heartbeat only every --heartbeat seconds, not also when a task on them ends (as
+    /// YARN's node managers, which report a finished container at their next heartbeat).
+    #[arg(long)]
+    pub periodic_heartbeats: bool,
+    /// Every task holds its machine, and keeps its children waiting, this many seconds past
+    /// its duration: YARN's container life beyond the task (heartbeats between allocation,
+    /// launch, completion and the AM learning of it) [default: 0].
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
+    pub container_overhead: f64,
     /// graphene: `paper` follows the paper's online rules exactly (raw priScores across jobs,
     /// deficits charged per launch, every queue contending), to measure what each of the
     /// defaults' changes buys; `default` is this project's rules (README).
@@ -161,6 +185,11 @@ impl Common {
             tetris_overbook_limit: self.tetris_overbook_limit,
             cs_accounting: self.cs_accounting.clone(),
             cs_user_limit_factor: self.cs_user_limit_factor,
+            cs_am: self.cs_am.clone(),
+            cs_per_heartbeat: self.cs_assignments_per_heartbeat,
+            cs_reservations: self.cs_reservations,
+            periodic_heartbeats: self.periodic_heartbeats,
+            container_overhead: self.container_overhead,
             online_rules: self.online_rules.clone(),
             srpt_term: self.srpt_term.clone(),
             eta: self.eta.clone(),

@@ -44,6 +44,7 @@ fn settings(w: &Workload, seed: u64) -> OnlineSettings {
         tetris_overbook: 1.0,
         cs_accounting: graphene::online::CsAccounting::Containers,
         cs_user_limit: None,
+        cs_yarn: graphene::online::CsYarn::default(),
         decima_model: None,
     }
 }
@@ -232,9 +233,12 @@ B,0,q1,s,1,30,1,1,0,0,,
 /// The Capacity Scheduler's YARN options, by hand. One machine with 4 cores and 8 memory, two
 /// queues with equal shares; only q0 has work: A, four 10 s tasks of 1 core and 1 memory.
 /// Elastic queues (no user limit): all four run at 0, JCT 10. With YARN's default
-/// user-limit-factor 1 and the DominantResourceCalculator the queue's one user may hold half the
-/// cluster (2 of 4 cores): two at a time, JCT 20. With the DefaultResourceCalculator (memory
-/// only) four tasks hold 4 of 8 memory, exactly half: all four run, JCT 10.
+/// user-limit-factor 1 and the DominantResourceCalculator the queue's one user gets no new
+/// container once it holds more than half the cluster, checked before each request as YARN's
+/// canAssignToUser does: at 0, 1 and 2 cores held it may ask again (the third brings it to 3 of
+/// 4, past half), at 3 it may not: three at 0, the fourth at 10, JCT 20; with three tasks all
+/// three run at 0, JCT 10 (a check after the request would have held the third back). With the
+/// DefaultResourceCalculator (memory only) four tasks hold 4 of 8 memory: all four run, JCT 10.
 #[test]
 fn cs_user_limit_follows_the_resource_calculator() {
     let w = workload(
@@ -243,21 +247,156 @@ A,0,q0,s,4,10,1,1,0,0,,
 B,100,q1,s,1,1,1,1,0,0,,
 ",
     );
+    let three = workload(
+        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations
+A,0,q0,s,3,10,1,1,0,0,,
+B,100,q1,s,1,1,1,1,0,0,,
+",
+    );
     let c = cluster(&w, 1, &[("cpu", 4.0), ("mem", 8.0)]);
-    let cs = |acc, f| {
-        let mut s = settings(&w, 0);
+    let cs_on = |w: &Workload, acc, f| {
+        let mut s = settings(w, 0);
         s.cs_accounting = acc;
         s.cs_user_limit = f;
         let mut policy = by_name("cs", &s).unwrap();
-        let r = run(&w, &c, policy.as_mut(), &SimConfig { heartbeat: 1.0, ..SimConfig::default() }).unwrap();
-        check("cs", &w, &c, &r);
+        let r = run(w, &c, policy.as_mut(), &SimConfig { heartbeat: 1.0, ..SimConfig::default() }).unwrap();
+        check("cs", w, &c, &r);
         jcts(&r)
     };
+    let cs = |acc, f| cs_on(&w, acc, f);
     use graphene::online::CsAccounting::*;
     assert_eq!(cs(Containers, None), vec![10.0, 1.0]);
     assert_eq!(cs(Dominant, Some(1.0)), vec![20.0, 1.0]);
+    assert_eq!(cs_on(&three, Dominant, Some(1.0)), vec![10.0, 1.0]);
     assert_eq!(cs(Memory, Some(1.0)), vec![10.0, 1.0]);
     assert_eq!(cs(Dominant, None), vec![10.0, 1.0]);
+}
+
+/// `cs` with YARN's application masters (`--cs-am`), by hand. One machine with 3 cores, one
+/// queue, heartbeat 1 s; AM containers of 1 core. A (two 10 s tasks of 1 core) arrives at 0, B
+/// (one 1 s task) at 0.5. At 0 the heartbeat grants A's AM (1 core), and A requests nothing in
+/// that instant; at 1 A's two tasks take the other 2 cores (1-11). B's AM cannot fit until A's
+/// first task ends at 11 (its finish heartbeat grants it; the second end frees A's AM); B's
+/// task runs at the next heartbeat, 12-13. JCTs 11 and 12.5. Without AMs: A 0-10, B at the
+/// heartbeat at 1, 1-2: 10 and 1.5. The same queues serve `cp` and `graphene+cs`.
+#[test]
+fn cs_application_masters_hold_a_container_per_job() {
+    let w = workload(
+        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations
+A,0,q0,s,2,10,1,1,0,0,,
+B,0.5,q0,s,1,1,1,1,0,0,,
+",
+    );
+    let c = cluster(&w, 1, &[("cpu", 3.0), ("mem", 8.0)]);
+    let run_with = |name: &str, am: Option<f64>| {
+        let mut s = settings(&w, 0);
+        s.cs_yarn.am = am.map(|cpu| {
+            let mut d = graphene::model::ResVec::ZERO;
+            d.0[0] = cpu;
+            d
+        });
+        let mut policy = by_name(name, &s).unwrap();
+        let r = run(&w, &c, policy.as_mut(), &SimConfig { heartbeat: 1.0, ..SimConfig::default() }).unwrap();
+        check(name, &w, &c, &r);
+        jcts(&r)
+    };
+    assert_eq!(w.jobs[0].dag.resources[0], "cpu");
+    for name in ["cs", "cp", "graphene+cs"] {
+        assert_eq!(run_with(name, None), vec![10.0, 1.5], "{name}");
+        assert_eq!(run_with(name, Some(1.0)), vec![11.0, 12.5], "{name}");
+    }
+}
+
+/// YARN's one off-switch container per node heartbeat (`--cs-assignments-per-heartbeat 1`) and
+/// node managers that report a finished container only at their next heartbeat
+/// (`--periodic-heartbeats`), by hand. One machine with 4 cores, heartbeat 1 s. A: four 10 s
+/// tasks of 1 core at 0: one per heartbeat, 0-10, 1-11, 2-12, 3-13: JCT 13 (all at 0 without
+/// the limit: 10). B: a chain of two 0.5 s tasks at 0 on a 1-core machine: the second starts
+/// when the first ends (0.5, the machine heartbeats then), JCT 1; with periodic heartbeats only
+/// at the next heartbeat, 1-1.5: JCT 1.5.
+#[test]
+fn cs_one_container_per_heartbeat_and_periodic_heartbeats() {
+    let a = workload(
+        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations
+A,0,q0,s,4,10,1,1,0,0,,
+",
+    );
+    let b = workload(
+        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations
+B,0,q0,s0,1,0.5,1,1,0,0,,
+B,0,q0,s1,1,0.5,1,1,0,0,s0,
+",
+    );
+    let jct = |w: &Workload, cores: f64, per: Option<usize>, periodic: bool| {
+        let c = cluster(w, 1, &[("cpu", cores), ("mem", 8.0)]);
+        let mut s = settings(w, 0);
+        s.cs_yarn.per_heartbeat = per;
+        let mut policy = by_name("cs", &s).unwrap();
+        let cfg = SimConfig { heartbeat: 1.0, periodic_only: periodic, ..SimConfig::default() };
+        let r = run(w, &c, policy.as_mut(), &cfg).unwrap();
+        check("cs", w, &c, &r);
+        jcts(&r)
+    };
+    assert_eq!(jct(&a, 4.0, None, false), vec![10.0]);
+    assert_eq!(jct(&a, 4.0, Some(1), false), vec![13.0]);
+    assert_eq!(jct(&a, 4.0, Some(1), true), vec![13.0]);
+    assert_eq!(jct(&b, 1.0, None, false), vec![1.0]);
+    assert_eq!(jct(&b, 1.0, None, true), vec![1.5]);
+}
+
+/// YARN's strict FIFO with node reservations (`--cs-reservations`), by hand. One machine with 4
+/// cores, one queue, heartbeat 1 s. A: three 10 s tasks of 1 core at 0 (0-10). B: one 5 s task
+/// of 2 cores at 0.5. C: four 10 s tasks of 1 core at 1. Without reservations B does not fit the
+/// one free core at 1, so C's first task takes it (1-11), then C's others take each core A
+/// frees at 10 (10-20), and B fits only when two of those end: 20-25. JCTs 10, 24.5, 19. With
+/// reservations B reserves the machine at 1; the first core A frees at 10 completes B's 2
+/// cores (10-15); C's tasks then reserve and take cores one by one (10-20, 10-20, 15-25,
+/// 15-25). JCTs 10, 14.5, 24.
+#[test]
+fn cs_reservations_keep_fifo_strict() {
+    let w = workload(
+        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations
+A,0,q0,s,3,10,1,1,0,0,,
+B,0.5,q0,s,1,5,2,1,0,0,,
+C,1,q0,s,4,10,1,1,0,0,,
+",
+    );
+    let c = cluster(&w, 1, &[("cpu", 4.0), ("mem", 8.0)]);
+    for name in ["cs", "cp", "graphene+cs"] {
+        let jct = |reserve: bool| {
+            let mut s = settings(&w, 0);
+            s.cs_yarn.reserve = reserve;
+            let mut policy = by_name(name, &s).unwrap();
+            let r = run(&w, &c, policy.as_mut(), &SimConfig { heartbeat: 1.0, ..SimConfig::default() }).unwrap();
+            check(name, &w, &c, &r);
+            jcts(&r)
+        };
+        assert_eq!(jct(false), vec![10.0, 24.5, 19.0], "{name}");
+        assert_eq!(jct(true), vec![10.0, 14.5, 24.0], "{name}");
+    }
+}
+
+/// `--container-overhead`: every task holds its machine and keeps its children waiting that
+/// long past its duration. The chain of two 0.5 s tasks on 1 core with 0.25 s: 0-0.75 and
+/// 0.75-1.5 (the end frees the machine, which heartbeats then): JCT 1.5; the realized runs last
+/// 0.75 s each.
+#[test]
+fn container_overhead_lengthens_every_container() {
+    let w = workload(
+        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations
+B,0,q0,s0,1,0.5,1,1,0,0,,
+B,0,q0,s1,1,0.5,1,1,0,0,s0,
+",
+    );
+    let c = cluster(&w, 1, &[("cpu", 1.0), ("mem", 8.0)]);
+    let mut policy = by_name("cs", &settings(&w, 0)).unwrap();
+    let cfg = SimConfig { heartbeat: 1.0, container_overhead: 0.25, ..SimConfig::default() };
+    let r = run(&w, &c, policy.as_mut(), &cfg).unwrap();
+    check("cs", &w, &c, &r);
+    assert_eq!(jcts(&r), vec![1.5]);
+    assert!(r.runs.iter().all(|x| x.end - x.start == 0.75));
+    let bad = SimConfig { container_overhead: -1.0, ..SimConfig::default() };
+    assert!(run(&w, &c, by_name("cs", &settings(&w, 0)).unwrap().as_mut(), &bad).is_err());
 }
 
 /// DRF across two queues, by hand. One machine with 4 cores and 4 memory. q0: A, four 10 s

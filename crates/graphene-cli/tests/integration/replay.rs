@@ -56,6 +56,39 @@ fn fifo_and_cs_give_the_hand_computed_jcts() {
     assert_eq!(summary["summary"]["jct"]["mean"], 19.5);
 }
 
+/// The hand-checked trace through `cs` with YARN's mechanics on one machine of 3 cores
+/// (`--cs-am cpu=1,mem=0.001 --cs-assignments-per-heartbeat 1 --periodic-heartbeats`, heartbeat
+/// 1 s): one container per heartbeat, so A's AM at 0, B's AM at 1 (q1 holds nothing), A's
+/// first task at 2 (the queues are level, one AM each; ties go to q0), on the last free core.
+/// Each later end frees that core at the next heartbeat with the queues level again: A's tasks
+/// 2-12, 12-22, 22-32, 32-42 (JCT 42); A's AM then exits, and B's task runs 42-47 (JCT 46).
+#[test]
+fn cs_with_yarn_mechanics_gives_the_hand_computed_jcts() {
+    let dir = tempdir();
+    let trace = write(dir.path(), "t.csv", TRACE);
+    let out = dir.path().join("cs");
+    let r = run(&[
+        "replay".as_ref(),
+        trace.as_os_str(),
+        "--machines".as_ref(),
+        "1".as_ref(),
+        "--capacity".as_ref(),
+        "cpu=3,mem=8".as_ref(),
+        "--scheduler".as_ref(),
+        "cs".as_ref(),
+        "--cs-am".as_ref(),
+        "cpu=1,mem=0.001".as_ref(),
+        "--cs-assignments-per-heartbeat".as_ref(),
+        "1".as_ref(),
+        "--periodic-heartbeats".as_ref(),
+        "--out".as_ref(),
+        out.as_os_str(),
+        "-q".as_ref(),
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(jcts(&out), vec![("A".into(), 42.0), ("B".into(), 46.0)]);
+}
+
 /// `cs` (the default) and `slearn`, whose pilots are drawn from the seed; a replay that writes
 /// its outputs has also passed the replay checker (`replay` refuses to write otherwise).
 #[test]
@@ -97,6 +130,13 @@ fn bad_replay_flags_are_clear_errors() {
         (vec!["--misestimate", "2:1"], "--misestimate"),
         (vec!["--queues", "zz=1"], "trace's queues are q0, q1"),
         (vec!["--heartbeat", "0"], "heartbeat"),
+        (vec!["--cs-am", "gpu=1"], "--cs-am names 'gpu'"),
+        (vec!["--cs-am", "cpu=99"], "fits no machine"),
+        (vec!["--cs-am", "cpu"], "--cs-am"),
+        (vec!["--cs-am", "cpu=nan"], "--cs-am"),
+        (vec!["--cs-assignments-per-heartbeat", "0"], "at least 1"),
+        (vec!["--container-overhead", "-1"], "container overhead"),
+        (vec!["--container-overhead", "inf"], "container overhead"),
     ] {
         let mut args: Vec<std::ffi::OsString> = vec!["replay".into(), trace.clone().into()];
         args.extend(flags.iter().map(|f| f.into()));
@@ -162,6 +202,7 @@ fn realized_schedules_pass_the_replay_checker_and_tampering_is_caught() {
         tetris_overbook: 1.0,
         cs_accounting: graphene::online::CsAccounting::Containers,
         cs_user_limit: None,
+        cs_yarn: graphene::online::CsYarn::default(),
         decima_model: None,
     };
     for name in graphene::online::NAMES {

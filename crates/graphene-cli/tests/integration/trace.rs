@@ -194,6 +194,43 @@ fn gen_trace_draws_from_traces_by_file_and_depth() {
     assert!(r.stderr.contains("--min-stages"), "{}", r.stderr);
 }
 
+/// `--duration-scale` and `--min-duration` stretch every task before `--load` calibrates the
+/// arrivals: the same draw (seed), every duration max(d x 2, 1), and the offered load is still
+/// the target (the arrivals spread out instead). Bad values are refused before any file is read.
+#[test]
+fn gen_trace_stretches_durations_at_the_same_load() {
+    let mot = repo("traces/motivating.json").display().to_string();
+    let base = ["gen-trace", "--dags", &mot, "--jobs", "6", "--seed", "4", "--load", "0.8", "-q"];
+    let parse = |out: &[u8]| trace::parse(std::str::from_utf8(out).unwrap(), None).unwrap().0;
+    let plain = parse(&run(&base).ok().stdout);
+    let mut args: Vec<&str> = base.to_vec();
+    args.extend(["--duration-scale", "2", "--min-duration", "1"]);
+    let long = parse(&run(&args).ok().stdout);
+    assert_eq!(plain.jobs.len(), long.jobs.len());
+    for (a, b) in plain.jobs.iter().zip(&long.jobs) {
+        for (x, y) in a.dag.tasks.iter().zip(&b.dag.tasks) {
+            assert!((y.duration - (x.duration * 2.0).max(1.0)).abs() < 1e-9, "{} -> {}", x.duration, y.duration);
+        }
+    }
+    let cluster = graphene::model::ClusterSpec::uniform(
+        10,
+        [("cpu", 16.0), ("mem", 64.0), ("disk", 200.0), ("net", 1250.0)]
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect(),
+    )
+    .resolve(&long.jobs[0].dag.resources)
+    .unwrap();
+    let (l, _) = trace::load::bottleneck(&long, &cluster);
+    assert!((l - 0.8).abs() < 0.01, "offered load {l}");
+    for bad in [["--min-duration", "-1"], ["--duration-scale", "0"], ["--duration-scale", "nan"]] {
+        let r = run(&["gen-trace", "--dags", "/nonexistent.json", "--jobs", "2", bad[0], bad[1]]);
+        assert_no_panic(&r);
+        assert_eq!(r.code, Some(1), "{bad:?}");
+        assert!(r.stderr.contains(bad[0]), "{bad:?}: {}", r.stderr);
+    }
+}
+
 #[test]
 fn gen_trace_rejects_bad_flags_cleanly() {
     for extra in [["--arrival", "poisson:-3"], ["--arrival", "gamma:2"], ["--queues", "0"]] {

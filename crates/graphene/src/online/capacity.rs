@@ -15,14 +15,50 @@
 //! * `dominant`: YARN's `DominantResourceCalculator`: the larger of the cpu and memory shares.
 //!
 //! YARN's user limit: with one user per queue (our traces carry no users; a queue's jobs are
-//! taken to be one service account's) a user may hold at most `user-limit-factor` x the queue's
-//! capacity (YARN's default factor is 1: no elasticity past the share for a single user). Without
+//! taken to be one service account's) a user gets no new container once it holds more than
+//! `user-limit-factor` x the queue's capacity (YARN's default factor is 1: no elasticity past
+//! the share for a single user); like YARN's `canAssignToUser`, the check is on what the user
+//! holds before the request, so the last container may go past the limit. Without
 //! the option queues are elastic up to the whole cluster, as with a large factor. In every mode
 //! a container is placed only where it fits on cores and memory (the resources YARN knows).
+//!
+//! Two mechanics of the real CapacityScheduler (Hadoop 3.4.x) are options ([`CsYarn`]), off by
+//! default so that earlier figures stay reproducible; `scripts/bench-cs-fidelity` measures what
+//! they change against YARN's own scheduler in SLS (BENCHMARKS.md, issue 12):
+//! * **Application masters** (`--cs-am cpu=1,mem=0.001`): every YARN application first runs its
+//!   master in a container. The AM container is the application's first request: it is granted
+//!   in the same queue and FIFO order as tasks (`AbstractLeafQueue.assignContainers` walks the
+//!   queue's applications in its ordering policy, FIFO by priority then submission), counts
+//!   towards the queue's use and the user limit, and is held until the job's last task ends. The
+//!   job's tasks are requested only after it is granted (the AM must start and register first):
+//!   here from the next instant on, never in the heartbeat that granted it.
+//! * **Containers per node heartbeat** (`--cs-assignments-per-heartbeat N`): YARN allocates on a
+//!   node's heartbeat, and `CapacityScheduler.allocateContainersToNode` stops after
+//!   `per-node-heartbeat.maximum-offswitch-assignments` off-switch containers (default **1**);
+//!   every request of a job that does not ask for a host or rack is off-switch, so a node gets at
+//!   most one new container per heartbeat. Pair it with `replay --heartbeat` (YARN's node
+//!   heartbeat, `yarn.resourcemanager.nodemanagers.heartbeat-interval-ms`, default 1 s) and
+//!   `--periodic-heartbeats` (a node manager reports a finished container at its next periodic
+//!   heartbeat; the simulator otherwise offers the machine again the moment a task ends).
+//! * **Reservations** (`--cs-reservations`): YARN serves a queue's applications strictly in
+//!   FIFO order. The first application with a pending request looks at its best request only
+//!   (`RegularContainerAllocator.allocate` stops at the first scheduler key it neither skips nor
+//!   fails); when that does not fit the node, the node is *reserved* for it
+//!   (`AllocationState.RESERVED`) and the heartbeat ends. A reserved node's later heartbeats try
+//!   that request first and assign nothing else (`CapacityScheduler.allocateContainerOnSingleNode`:
+//!   "Do not schedule if there are any reservations to fulfill on the node"); the request may
+//!   still be granted on another node that has room, which drops the reservation
+//!   (`reservations-continue-looking`). Without the option the next job's fitting task takes
+//!   the space, so a large task can wait behind a stream of small ones. A request is never
+//!   reserved on a node too small for it, nor on two nodes; an AM container's request is not
+//!   reserved (YARN would), and a reservation does not count towards the queue's use (YARN's
+//!   does).
+
+use std::collections::HashMap;
 
 use super::{fits, relative, serve_queues, Policy, TaskRef};
-use crate::model::ResVec;
-use crate::sim::View;
+use crate::model::{ResVec, MAX_RESOURCES};
+use crate::sim::{TaskState, View};
 
 pub struct CapacityScheduler {
     queues: CsQueues,
@@ -40,6 +76,24 @@ impl CapacityScheduler {
         self.queues.user_limit = user_limit_factor.filter(|f| f.is_finite() && *f > 0.0);
         self
     }
+
+    /// YARN's application masters and containers per node heartbeat (see the module docs).
+    pub fn with_yarn(mut self, yarn: &CsYarn) -> CapacityScheduler {
+        self.queues.yarn = yarn.clone();
+        self
+    }
+}
+
+/// The real CapacityScheduler's mechanics beyond the queue and job order (module docs); the
+/// default is off in both.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CsYarn {
+    /// Demand of every job's application-master container, in the cluster's resource order.
+    pub am: Option<ResVec>,
+    /// Most containers (AM containers included) a machine gets per heartbeat.
+    pub per_heartbeat: Option<usize>,
+    /// Strict FIFO with node reservations.
+    pub reserve: bool,
 }
 
 /// How the Capacity Scheduler measures a queue's use (see the module docs).
@@ -69,8 +123,8 @@ impl Policy for CapacityScheduler {
         "cs".into()
     }
 
-    fn assign(&mut self, view: &View, _machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
-        self.queues.assign(view, free, out, first_fitting);
+    fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
+        self.queues.assign(view, machine, free, out, first_fitting);
     }
 
     fn job_arrived(&mut self, view: &View, job: u32) {
@@ -115,6 +169,16 @@ pub(crate) struct CsQueues {
     accounting: CsAccounting,
     /// YARN's user-limit-factor (one user per queue); None: elastic to the whole cluster.
     user_limit: Option<f64>,
+    pub(crate) yarn: CsYarn,
+    /// Per job (by id): where and when its AM container was granted (with `yarn.am`).
+    am_at: Vec<Option<(usize, f64)>>,
+    /// AM containers' demand held on each machine (the simulator does not know them, so they
+    /// are taken off the free resources a heartbeat reports).
+    am_on: Vec<ResVec>,
+    /// With `yarn.reserve`: the task each machine is reserved for, and where each reserved
+    /// task's reservation is.
+    reserved: Vec<Option<TaskRef>>,
+    reserved_at: HashMap<TaskRef, usize>,
 }
 
 impl CsQueues {
@@ -126,7 +190,20 @@ impl CsQueues {
             used: vec![ResVec::ZERO; n],
             accounting: CsAccounting::Containers,
             user_limit: None,
+            yarn: CsYarn::default(),
+            am_at: Vec::new(),
+            am_on: Vec::new(),
+            reserved: Vec::new(),
+            reserved_at: HashMap::new(),
         }
+    }
+
+    /// The settings `cs` takes, for the policies that share its queue and job choice.
+    pub(crate) fn configured(mut self, accounting: CsAccounting, user_limit: Option<f64>, yarn: &CsYarn) -> CsQueues {
+        self.accounting = accounting;
+        self.user_limit = user_limit.filter(|f| f.is_finite() && *f > 0.0);
+        self.yarn = yarn.clone();
+        self
     }
 
     /// Where cpu and memory sit among the resources (traces: cpu, mem, disk, net).
@@ -156,9 +233,15 @@ impl CsQueues {
             self.running.resize(q + 1, 0);
             self.used.resize(q + 1, ResVec::ZERO);
         }
+        if self.am_at.len() <= job as usize {
+            self.am_at.resize(job as usize + 1, None);
+        }
     }
 
     pub(crate) fn launched(&mut self, view: &View, t: TaskRef) {
+        if let Some(m) = self.reserved_at.remove(&t) {
+            self.reserved[m] = None;
+        }
         let q = view.queue(t.job) as usize;
         self.running[q] += 1;
         self.used[q] = self.used[q].add(&view.requested(t.job, t.task));
@@ -168,6 +251,16 @@ impl CsQueues {
         let q = view.queue(t.job) as usize;
         self.running[q] = self.running[q].saturating_sub(1);
         self.used[q].sub_assign(&view.requested(t.job, t.task));
+        // The job's last task ended: its application master exits and frees its container.
+        if view.job_state(t.job).left == 0 {
+            if let (Some(am), Some(slot)) = (self.yarn.am, self.am_at.get_mut(t.job as usize)) {
+                if let Some((m, _)) = slot.take() {
+                    self.am_on[m].sub_assign(&am);
+                    self.running[q] = self.running[q].saturating_sub(1);
+                    self.used[q].sub_assign(&am);
+                }
+            }
+        }
     }
 
     /// One container at a time: the neediest queue that still has a job with a fitting task
@@ -175,35 +268,117 @@ impl CsQueues {
     /// and not be in `chosen`, the tasks taken so far in this heartbeat), or `None`. `chosen`
     /// is the output list itself: a heartbeat fills one machine, so it stays short and a
     /// linear scan beats hashing.
+    /// `machine` is the machine heartbeating, `free` what the simulator says it has free.
     pub(crate) fn assign(
-        &self,
+        &mut self,
         view: &View,
+        machine: usize,
         free: &ResVec,
         out: &mut Vec<TaskRef>,
         mut pick: impl FnMut(&View, u32, &ResVec, &[TaskRef]) -> Option<TaskRef>,
     ) {
         let cm = view.active().first().map_or((None, None), |&j| Self::cpu_mem(view, j));
-        let mut state = (*free, self.running.clone(), self.used.clone());
+        let mut left = *free;
+        if self.yarn.am.is_some() {
+            if self.am_on.len() < view.caps.len() {
+                self.am_on.resize(view.caps.len(), ResVec::ZERO);
+            }
+            left.sub_assign(&self.am_on[machine]);
+        }
+        if self.yarn.reserve {
+            if self.reserved.len() < view.caps.len() {
+                self.reserved.resize(view.caps.len(), None);
+            }
+            if let Some(t) = self.reserved[machine] {
+                if view.job_state(t.job).state[t.task as usize] == TaskState::Runnable {
+                    // A reserved node serves its reservation or nothing.
+                    if fits(view, &view.requested(t.job, t.task), &left) {
+                        out.push(t);
+                    }
+                    return;
+                }
+                self.reserved[machine] = None;
+                self.reserved_at.remove(&t);
+            }
+        }
+        let unbounded = ResVec([f64::INFINITY; MAX_RESOURCES]);
+        let cap = view.caps[machine];
+        // With reservations: the request this heartbeat reserves the machine for.
+        let mut reserve_here: Option<TaskRef> = None;
+        // The AM containers granted in this heartbeat, as (job, queue).
+        let mut granted: Vec<(u32, usize)> = Vec::new();
+        let limit = self.yarn.per_heartbeat.unwrap_or(usize::MAX);
+        let this = &*self;
+        let mut state = (left, this.running.clone(), this.used.clone());
         serve_queues(
-            self.shares.len(),
+            this.shares.len(),
             &mut state,
-            |(_, running, used), q| match self.accounting {
-                CsAccounting::Containers => relative(running[q] as f64, self.shares[q]),
-                _ => relative(self.share_of(view, &used[q], cm), self.shares[q]),
+            |(_, running, used), q| match this.accounting {
+                CsAccounting::Containers => relative(running[q] as f64, this.shares[q]),
+                _ => relative(this.share_of(view, &used[q], cm), this.shares[q]),
             },
             |(left, running, used), q| {
+                if out.len() + granted.len() >= limit || reserve_here.is_some() {
+                    return false;
+                }
+                // YARN's user limit: the queue's single user gets no new container once it holds
+                // more than f x the queue's capacity (AbstractLeafQueue.canAssignToUser compares
+                // what the user holds, before the request, with `>`: the last container may go
+                // past the limit, and a first container is always allowed).
+                let over_limit = |_: &[u64], used: &[ResVec], _: &ResVec| match this.user_limit {
+                    Some(f) => this.share_of(view, &used[q], cm) > f * this.shares[q] + 1e-9,
+                    None => false,
+                };
                 for &job in view.active() {
                     if view.queue(job) as usize != q {
                         continue;
                     }
+                    if let Some(am) = this.yarn.am {
+                        match this.am_at.get(job as usize).copied().flatten() {
+                            // Its master was granted this instant: nothing requested yet.
+                            Some((_, at)) if at >= view.now => continue,
+                            Some(_) => {}
+                            None if granted.iter().any(|g| g.0 == job) => continue,
+                            None => {
+                                // The application's first request is its master's container.
+                                if !fits(view, &am, left) {
+                                    continue;
+                                }
+                                if over_limit(running, used, &am) {
+                                    return false;
+                                }
+                                left.sub_assign(&am);
+                                running[q] += 1;
+                                used[q] = used[q].add(&am);
+                                granted.push((job, q));
+                                return true;
+                            }
+                        }
+                    }
+                    if this.yarn.reserve {
+                        // Strict FIFO: the job's best request, whether it fits or not.
+                        let Some(t) = pick(view, job, &unbounded, out) else { continue };
+                        let d = view.requested(t.job, t.task);
+                        if over_limit(running, used, &d) {
+                            return false;
+                        }
+                        if !fits(view, &d, left) {
+                            if this.reserved_at.contains_key(&t) || !fits(view, &d, &cap) {
+                                continue;
+                            }
+                            reserve_here = Some(t);
+                            return false;
+                        }
+                        left.sub_assign(&d);
+                        out.push(t);
+                        running[q] += 1;
+                        used[q] = used[q].add(&d);
+                        return true;
+                    }
                     if let Some(t) = pick(view, job, left, out) {
                         let d = view.requested(t.job, t.task);
-                        if let Some(f) = self.user_limit {
-                            // YARN's user limit: the queue's single user stays within f x its
-                            // capacity (a first container is always allowed, as YARN does).
-                            if running[q] > 0 && self.share_of(view, &used[q].add(&d), cm) > f * self.shares[q] + 1e-9 {
-                                return false;
-                            }
+                        if over_limit(running, used, &d) {
+                            return false;
                         }
                         debug_assert!(fits(view, &d, left));
                         left.sub_assign(&d);
@@ -216,5 +391,17 @@ impl CsQueues {
                 false
             },
         );
+        if let Some(t) = reserve_here {
+            self.reserved[machine] = Some(t);
+            self.reserved_at.insert(t, machine);
+        }
+        if let Some(am) = self.yarn.am {
+            for (job, q) in granted {
+                self.am_at[job as usize] = Some((machine, view.now));
+                self.am_on[machine] = self.am_on[machine].add(&am);
+                self.running[q] += 1;
+                self.used[q] = self.used[q].add(&am);
+            }
+        }
     }
 }

@@ -51,6 +51,12 @@ impl CriticalPath {
     pub fn new(shares: Vec<f64>) -> CriticalPath {
         CriticalPath { queues: CsQueues::new(shares), bl: HashMap::new() }
     }
+
+    /// The queue settings `cs` takes (accounting, user limit, YARN's mechanics).
+    pub(crate) fn with_queues(mut self, f: impl FnOnce(CsQueues) -> CsQueues) -> CriticalPath {
+        self.queues = f(self.queues);
+        self
+    }
 }
 
 impl Policy for CriticalPath {
@@ -63,9 +69,9 @@ impl Policy for CriticalPath {
         self.bl.insert(job, estimated_bottom_levels(view, job));
     }
 
-    fn assign(&mut self, view: &View, _machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
+    fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
         let bl = &self.bl;
-        self.queues.assign(view, free, out, |view, job, left, chosen| match bl.get(&job) {
+        self.queues.assign(view, machine, free, out, |view, job, left, chosen| match bl.get(&job) {
             Some(score) => best_in_job(view, job, left, chosen, score),
             None => None,
         });

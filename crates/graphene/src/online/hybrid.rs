@@ -64,6 +64,12 @@ impl GrapheneCs {
     pub fn new(shares: Vec<f64>, cfg: &GrapheneOnline) -> GrapheneCs {
         GrapheneCs { queues: CsQueues::new(shares), pri: Priorities::new(cfg) }
     }
+
+    /// The queue settings `cs` takes (accounting, user limit, YARN's mechanics).
+    pub(crate) fn with_queues(mut self, f: impl FnOnce(CsQueues) -> CsQueues) -> GrapheneCs {
+        self.queues = f(self.queues);
+        self
+    }
 }
 
 impl Policy for GrapheneCs {
@@ -76,9 +82,9 @@ impl Policy for GrapheneCs {
         self.pri.arrived(view, job);
     }
 
-    fn assign(&mut self, view: &View, _machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
+    fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
         let pri = &self.pri.jobs;
-        self.queues.assign(view, free, out, |view, job, left, chosen| {
+        self.queues.assign(view, machine, free, out, |view, job, left, chosen| {
             pri.get(&job).and_then(|score| best_in_job(view, job, left, chosen, score))
         });
     }

@@ -17,7 +17,7 @@ mod random;
 mod slearn;
 mod tetris;
 
-pub use capacity::{CapacityScheduler, CsAccounting};
+pub use capacity::{CapacityScheduler, CsAccounting, CsYarn};
 pub use fifo::Fifo;
 pub use graphene::{Charge, Eta, Graphene, GrapheneOnline, SrptTerm, CHARGE_WINDOW_S};
 pub use priority_cache::PriorityCache;
@@ -45,6 +45,9 @@ pub struct OnlineSettings {
     /// cs: how queues are measured, and YARN's user-limit-factor (None: elastic).
     pub cs_accounting: CsAccounting,
     pub cs_user_limit: Option<f64>,
+    /// cs (and cp, graphene+cs, which share its queues): YARN's AM containers and containers
+    /// per node heartbeat (default: neither).
+    pub cs_yarn: CsYarn,
     /// decima: weights file to load instead of the bundled model.
     pub decima_model: Option<std::path::PathBuf>,
 }
@@ -69,17 +72,27 @@ pub const NAMES: &[&str] = &[
 pub fn by_name(name: &str, s: &OnlineSettings) -> crate::Result<Box<dyn Policy>> {
     Ok(match name {
         "graphene" => Box::new(Graphene::new(GrapheneOnline { shares: s.shares.clone(), ..s.graphene.clone() })),
-        "cs" => Box::new(CapacityScheduler::new(s.shares.clone()).with_accounting(s.cs_accounting, s.cs_user_limit)),
+        "cs" => Box::new(
+            CapacityScheduler::new(s.shares.clone())
+                .with_accounting(s.cs_accounting, s.cs_user_limit)
+                .with_yarn(&s.cs_yarn),
+        ),
         "fifo" => Box::new(Fifo),
         "tetris" => Box::new(
             tetris::Tetris::fair(s.shares.clone(), s.tetris_kappa, s.graphene.fairness, s.graphene.charge)
                 .with_overbook(s.tetris_overbook),
         ),
-        "cp" => Box::new(cp::CriticalPath::new(s.shares.clone())),
+        "cp" => Box::new(
+            cp::CriticalPath::new(s.shares.clone())
+                .with_queues(|q| q.configured(s.cs_accounting, s.cs_user_limit, &s.cs_yarn)),
+        ),
         "drf" => Box::new(drf::Drf::new(s.shares.clone())),
         "random" => Box::new(random::RandomPolicy::new(s.seed)),
         "slearn" => Box::new(SLearn::new(s.seed)),
-        "graphene+cs" => Box::new(hybrid::GrapheneCs::new(s.shares.clone(), &s.graphene)),
+        "graphene+cs" => Box::new(
+            hybrid::GrapheneCs::new(s.shares.clone(), &s.graphene)
+                .with_queues(|q| q.configured(s.cs_accounting, s.cs_user_limit, &s.cs_yarn)),
+        ),
         "graphene+tetris" => Box::new(hybrid::GrapheneTetris::new(&s.graphene)),
         "heft" => Box::new(heft::HeftOnline::new()),
         "decima" => {

@@ -4,7 +4,7 @@
 //! * Time advances from event to event (arrivals, task ends, periodic heartbeats); nothing is
 //!   sampled on a clock, so results do not depend on a step size.
 //! * Machines heartbeat every `heartbeat` seconds (phases staggered across machines, as real
-//!   node managers drift apart) and right after a task on them ends.
+//!   node managers drift apart) and right after a task on them ends (unless `periodic_only`).
 //! * Resources that may be overbooked (disk and network bandwidth by default) slow the tasks on
 //!   an overloaded machine: every task there progresses at rate 1 / max(1, load / capacity) over
 //!   those resources, so overbooking costs time in proportion to the overload and loses no work.
@@ -46,6 +46,15 @@ pub struct SimConfig {
     pub speeds: Vec<f64>,
     /// When the replay must give up (`replay --time-limit`); polled every few thousand events.
     pub deadline: crate::Deadline,
+    /// Machines heartbeat only on their period (`replay --periodic-heartbeats`), as YARN's node
+    /// managers, which report a finished container at their next heartbeat; by default a
+    /// machine also heartbeats the moment a task on it ends.
+    pub periodic_only: bool,
+    /// Seconds every task holds its machine (and keeps its children waiting) beyond its
+    /// duration (`replay --container-overhead`): YARN's container life past the task, from the
+    /// heartbeats between allocation, launch, completion and the AM learning of it (SLS with
+    /// 50 ms heartbeats measured 0.1 s, BENCHMARKS.md). 0 by default.
+    pub container_overhead: f64,
 }
 
 impl Default for SimConfig {
@@ -57,6 +66,8 @@ impl Default for SimConfig {
             seed: 0,
             speeds: Vec::new(),
             deadline: crate::Deadline::none(),
+            periodic_only: false,
+            container_overhead: 0.0,
         }
     }
 }
@@ -296,6 +307,7 @@ fn run_inner(
     if !(cfg.heartbeat > 0.0 && cfg.heartbeat.is_finite()) {
         return Err(Error::Usage(format!("heartbeat {} must be a positive number of seconds", cfg.heartbeat)));
     }
+    crate::limits::check_seconds(cfg.container_overhead, "--container-overhead", "container overhead")?;
     check_clock(workload, cluster, cfg)?;
     let queues = workload.queues();
     let queue_of: Vec<u32> =
@@ -423,7 +435,7 @@ fn run_inner(
                 sim.push(next, Event::Heartbeat(k));
             }
             Event::Finish { machine, job, task, version } => {
-                if sim.finish(policy, machine as usize, job, task, version) {
+                if sim.finish(policy, machine as usize, job, task, version) && !sim.cfg.periodic_only {
                     sim.heartbeat(policy, machine as usize);
                 }
             }
@@ -570,7 +582,7 @@ impl<'w> Sim<'w> {
             job: t.job,
             task: t.task,
             start: now,
-            remaining: task.duration / speed,
+            remaining: task.duration / speed + self.cfg.container_overhead,
             since: now,
             rate: 1.0,
             version: 0,

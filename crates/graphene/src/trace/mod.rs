@@ -166,6 +166,26 @@ pub fn spread_queues(workload: &mut Workload, k: usize) -> Result<()> {
     Ok(())
 }
 
+/// Stretches every task's duration to `max(duration x scale, floor)` seconds (deterministic;
+/// arrivals and demands unchanged). `gen-trace --duration-scale/--min-duration` applies it before
+/// calibrating `--load`, so that a workload whose tasks are short against a real scheduler's
+/// heartbeat (TPC-H's median task runs 0.05 s, YARN's node heartbeat is 0.05-1 s) can be made of
+/// tasks the heartbeat is small against, at the same offered load.
+pub fn stretch_durations(workload: &mut Workload, scale: f64, floor: f64) -> Result<()> {
+    if !(scale.is_finite() && scale > 0.0) {
+        return Err(Error::Usage(format!("--duration-scale {scale}: expected a finite number > 0")));
+    }
+    crate::limits::check_seconds(floor, "--min-duration", "minimum duration")?;
+    for job in &mut workload.jobs {
+        for t in &mut job.dag.tasks {
+            let d = (t.duration * scale).max(floor);
+            crate::limits::check_seconds(d, &format!("job '{}'", job.name), "stretched task duration")?;
+            t.duration = d;
+        }
+    }
+    Ok(())
+}
+
 /// The name of queue `i` of a generated or spread workload.
 pub fn queue_name(i: usize) -> String {
     format!("q{i}")
@@ -222,6 +242,25 @@ pub(crate) fn thousands(n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stretch_scales_then_floors_every_task() {
+        let text = "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations
+a,0,q0,s,2,0.5,1,1,0,0,,0.25;0.75
+a,0,q0,t,1,4,1,1,0,0,s,
+";
+        let (mut w, _) = parse(text, None).unwrap();
+        stretch_durations(&mut w, 2.0, 1.0).unwrap();
+        let d: Vec<f64> = w.jobs[0].dag.tasks.iter().map(|t| t.duration).collect();
+        assert_eq!(d, vec![1.0, 1.5, 8.0]);
+        for (scale, floor) in
+            [(0.0, 0.0), (-1.0, 0.0), (f64::NAN, 0.0), (f64::INFINITY, 0.0), (1.0, -1.0), (1.0, f64::NAN)]
+        {
+            assert!(stretch_durations(&mut w, scale, floor).is_err(), "{scale} {floor}");
+        }
+        // A scale that overflows a duration is refused, not turned into infinity.
+        assert!(stretch_durations(&mut w, 1e308, 0.0).is_err());
+    }
 
     #[test]
     fn field_positions_follow_quotes() {
