@@ -122,7 +122,7 @@ pub fn summarize(workload: &Workload, cluster: &Cluster, result: &SimResult, sha
         utilization,
         fairness,
         decision_us: Stats::of(&result.decision_us.iter().map(|&x| x as f64).collect::<Vec<_>>()),
-        heartbeats: result.decision_us.len(),
+        heartbeats: result.heartbeats,
     }
 }
 

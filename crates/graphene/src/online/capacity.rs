@@ -123,6 +123,11 @@ impl Policy for CapacityScheduler {
         "cs".into()
     }
 
+    /// Stable unless YARN's AM containers (granted with a clock) or reservations are modelled.
+    fn idle_is_stable(&self) -> bool {
+        self.queues.idle_is_stable()
+    }
+
     fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
         self.queues.assign(view, machine, free, out, first_fitting);
     }
@@ -261,6 +266,13 @@ impl CsQueues {
                 }
             }
         }
+    }
+
+    /// Whether an empty [`CsQueues::assign`] leaves everything as it was and would stay empty
+    /// until the jobs or machines change: not with AM containers (a master granted at one
+    /// instant requests its containers at a later one) or reservations (which are state).
+    pub(crate) fn idle_is_stable(&self) -> bool {
+        self.yarn.am.is_none() && !self.yarn.reserve
     }
 
     /// One container at a time: the neediest queue that still has a job with a fitting task

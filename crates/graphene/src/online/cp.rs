@@ -69,6 +69,11 @@ impl Policy for CriticalPath {
         self.bl.insert(job, estimated_bottom_levels(view, job));
     }
 
+    /// Stable unless YARN's AM containers (granted with a clock) or reservations are modelled.
+    fn idle_is_stable(&self) -> bool {
+        self.queues.idle_is_stable()
+    }
+
     fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
         let bl = &self.bl;
         self.queues.assign(view, machine, free, out, |view, job, left, chosen| match bl.get(&job) {

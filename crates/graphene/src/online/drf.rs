@@ -50,6 +50,11 @@ impl Policy for Drf {
         self.total(view);
     }
 
+    /// An empty heartbeat works on a copy of the queues' allocations and changes nothing.
+    fn idle_is_stable(&self) -> bool {
+        true
+    }
+
     fn assign(&mut self, view: &View, _machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
         let total = self.total(view);
         let mut state = (*free, self.alloc.clone());

@@ -12,6 +12,11 @@ impl Policy for Fifo {
         "fifo".into()
     }
 
+    /// Its heartbeat reads only the jobs and the machine and keeps no state of its own.
+    fn idle_is_stable(&self) -> bool {
+        true
+    }
+
     fn assign(&mut self, view: &View, _machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
         let mut left = *free;
         for &job in view.active() {

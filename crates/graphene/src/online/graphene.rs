@@ -178,6 +178,8 @@ pub struct Graphene {
     pending: VecDeque<(TaskRef, usize)>,
     contend_sets: Vec<Vec<bool>>,
     cands: Vec<Cand>,
+    /// The last `assign` found no candidate at all, so it left the eta averages alone.
+    found_none: bool,
 }
 
 impl Graphene {
@@ -195,6 +197,7 @@ impl Graphene {
             pending: VecDeque::new(),
             contend_sets: Vec::new(),
             cands: Vec::new(),
+            found_none: false,
         }
     }
 
@@ -287,6 +290,12 @@ impl Policy for Graphene {
         self.jobs.insert(job, JobInfo { pri, srpt, place });
     }
 
+    /// Stable only when no task fitted at all: a heartbeat that found candidates moved the eta
+    /// averages even if the fairness bound then let none of them run.
+    fn idle_is_stable(&self) -> bool {
+        self.found_none
+    }
+
     fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
         let total = self.total(view);
         let Some(cap) = view.caps.get(machine).copied() else { return };
@@ -304,6 +313,8 @@ impl Policy for Graphene {
         let mut tentative = self.deficits.clone();
         let mut taken: HashMap<(u32, u32), usize> = HashMap::new();
         let rp = if self.cfg.rp.is_finite() { self.cfg.rp.clamp(0.0, 1.0) } else { 1.0 };
+        self.found_none = false;
+        let mut first_pass = true;
         loop {
             // One scoring pass.
             let mut cands = std::mem::take(&mut self.cands);
@@ -373,9 +384,11 @@ impl Policy for Graphene {
                 }
             }
             if cands.is_empty() {
+                self.found_none = first_pass;
                 self.cands = cands;
                 break;
             }
+            first_pass = false;
             let n = cands.len() as f64;
             let mp = cands.iter().map(|c| c.p).sum::<f64>() / n;
             let ms = cands.iter().map(|c| c.srpt).sum::<f64>() / n;

@@ -59,6 +59,11 @@ impl Policy for HeftOnline {
         self.rank.insert(job, rank);
     }
 
+    /// Other machines' free resources, which it reads, change only on launches and finishes.
+    fn idle_is_stable(&self) -> bool {
+        true
+    }
+
     fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
         if self.by_speed.len() != view.caps.len() {
             self.by_speed = (0..view.caps.len()).collect();

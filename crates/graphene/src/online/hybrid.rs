@@ -82,6 +82,11 @@ impl Policy for GrapheneCs {
         self.pri.arrived(view, job);
     }
 
+    /// Stable unless YARN's AM containers (granted with a clock) or reservations are modelled.
+    fn idle_is_stable(&self) -> bool {
+        self.queues.idle_is_stable()
+    }
+
     fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
         let pri = &self.pri.jobs;
         self.queues.assign(view, machine, free, out, |view, job, left, chosen| {

@@ -166,6 +166,11 @@ impl Policy for Tetris {
         self.gate.ensure_group(view, view.queue(job) as usize);
     }
 
+    /// An empty heartbeat changes only the gate's per-heartbeat scratch (`begin` resets it).
+    fn idle_is_stable(&self) -> bool {
+        true
+    }
+
     fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
         let total = self.total(view);
         let Some(cap) = view.caps.get(machine).copied() else { return };
