@@ -3,6 +3,7 @@
 //! bit for bit, and bad weights files are refused with the file and field named.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use graphene::formats::{self, LoadOptions};
 use graphene::model::{Cluster, ClusterSpec, Dag, Workload};
@@ -239,14 +240,67 @@ fn train_decima_cli_round_trips() {
     .ok();
 }
 
+/// `train-decima` on `dags` for a few seconds: 10 executors on 3 one-slot machines, Poisson
+/// arrivals every 4 s, 2 rollouts, one evaluation trace after every iteration, seed 5; `own`
+/// and `extra` add to (or override) that, and the model goes to `DIR/out`.
+fn tiny_train(dir: &Path, dags: &[String], own: &[&str], extra: &[&str], out: &str) -> crate::util::Run {
+    let mut args: Vec<String> = vec!["train-decima".into(), "--dags".into()];
+    args.extend(dags.iter().cloned());
+    let common = [
+        "--executors",
+        "10",
+        "--machines",
+        "3",
+        "--capacity",
+        "cpu=1,mem=1,disk=1,net=1",
+        "--arrival",
+        "poisson:4",
+        "--rollouts",
+        "2",
+        "--eval-traces",
+        "1",
+        "--eval-every",
+        "1",
+        "--seed",
+        "5",
+        "-q",
+    ];
+    args.extend(own.iter().chain(&common).chain(extra).map(|a| a.to_string()));
+    args.extend(["--out".into(), dir.join(out).display().to_string()]);
+    cli(&args)
+}
+
+/// Decima's TPC-H files in the shared data (2g to 20g), those that are there.
+fn shared_tpch() -> Vec<PathBuf> {
+    ["2g", "5g", "10g", "20g"]
+        .iter()
+        .filter_map(|s| crate::util::shared(&format!("data/decima-tpch/json/tpch-{s}.json")))
+        .collect()
+}
+
+/// Writes `DIR/ss.csv`: a spark-sched-sim-style trace of 50 jobs from the shared TPC-H files
+/// (Poisson arrivals with a mean gap of 25 s, 10 executors) with `extra` options; `None`
+/// without the shared files.
+fn spark_sched_sim_trace(dir: &Path, extra: &[&str]) -> Option<PathBuf> {
+    let tpch_files = shared_tpch();
+    if tpch_files.len() < 4 {
+        return None;
+    }
+    let t = dir.join("ss.csv");
+    let mut args: Vec<String> = vec!["gen-trace".into(), "--style".into(), "spark-sched-sim".into(), "--dags".into()];
+    args.extend(tpch_files.iter().map(|p| p.display().to_string()));
+    args.extend(extra.iter().map(|a| a.to_string()));
+    for a in ["--jobs", "50", "--arrival", "poisson:25", "--executors", "10", "-q", "--out"] {
+        args.push(a.into());
+    }
+    args.push(t.display().to_string());
+    cli(&args).ok();
+    Some(t)
+}
+
 /// `replay ARGS... --scheduler decima -q --out DIR/out` with the model at `model` (None: the
 /// bundled one); the run must succeed.
-fn replay_decima(
-    trace: &std::path::Path,
-    model: Option<&std::path::Path>,
-    dir: &std::path::Path,
-    extra: &[&str],
-) -> String {
+fn replay_decima(trace: &Path, model: Option<&Path>, dir: &Path, extra: &[&str]) -> String {
     let mut args: Vec<String> = vec![
         "replay".into(),
         trace.display().to_string(),
@@ -424,13 +478,10 @@ fn train_decima_records_its_setting() {
 fn decima_spark_sched_sim_trace_has_the_documented_shape() {
     let dir = tempdir();
     let q6 = repo("tests/data/tpch-2g-q6.json");
-    let tpch: Vec<std::path::PathBuf> = ["2g", "5g", "10g", "20g"]
-        .iter()
-        .filter_map(|s| crate::util::shared(&format!("data/decima-tpch/json/tpch-{s}.json")))
-        .collect();
+    let tpch = shared_tpch();
     let files = if tpch.len() == 4 { tpch } else { vec![q6.clone()] };
     let out = dir.path().join("ss.csv");
-    let gen = |out: &std::path::Path| {
+    let gen = |out: &Path| {
         let mut args: Vec<String> =
             vec!["gen-trace".into(), "--style".into(), "spark-sched-sim".into(), "--dags".into()];
         args.extend(files.iter().map(|p| p.display().to_string()));
@@ -587,22 +638,8 @@ fn the_spark_sched_sim_model_has_its_setting() {
 
     // Through the CLI, on a spark-sched-sim trace drawn from the shared TPC-H files (skipped
     // without them): no warning on 10 one-slot machines, a warning on the default cluster.
-    let tpch_files: Vec<std::path::PathBuf> = ["2g", "5g", "10g", "20g"]
-        .iter()
-        .filter_map(|s| crate::util::shared(&format!("data/decima-tpch/json/tpch-{s}.json")))
-        .collect();
-    if tpch_files.len() < 4 {
-        return;
-    }
     let dir = tempdir();
-    let t = dir.path().join("ss.csv");
-    let mut args: Vec<String> = vec!["gen-trace".into(), "--style".into(), "spark-sched-sim".into(), "--dags".into()];
-    args.extend(tpch_files.iter().map(|p| p.display().to_string()));
-    for a in ["--jobs", "50", "--arrival", "poisson:25", "--executors", "10", "--seed", "42", "-q", "--out"] {
-        args.push(a.into());
-    }
-    args.push(t.display().to_string());
-    cli(&args).ok();
+    let Some(t) = spark_sched_sim_trace(dir.path(), &["--seed", "42"]) else { return };
     let one_slot = ["--machines", "10", "--capacity", "cpu=1,mem=1,disk=1,net=1"];
     let e = replay_decima(&t, Some(&path), dir.path(), &one_slot);
     assert!(!e.contains("warning"), "its own setting: {e}");
@@ -621,43 +658,9 @@ fn the_spark_sched_sim_model_has_its_setting() {
 fn train_decima_spark_sched_sim_style_and_options() {
     let dir = tempdir();
     let q6 = repo("tests/data/tpch-2g-q6.json");
-    let train = |out: &str, extra: &[&str]| {
-        let mut args: Vec<String> = vec!["train-decima".into(), "--dags".into(), q6.display().to_string()];
-        for a in [
-            "--style",
-            "spark-sched-sim",
-            "--executors",
-            "10",
-            "--machines",
-            "3",
-            "--capacity",
-            "cpu=1,mem=1,disk=1,net=1",
-            "--arrival",
-            "poisson:4",
-            "--jobs",
-            "8",
-            "--iterations",
-            "2",
-            "--rollouts",
-            "2",
-            "--episode-start",
-            "40",
-            "--eval-traces",
-            "1",
-            "--eval-jobs",
-            "5",
-            "--eval-every",
-            "1",
-            "--seed",
-            "5",
-            "-q",
-        ] {
-            args.push(a.into());
-        }
-        args.extend(extra.iter().map(|s| s.to_string()));
-        args.extend(["--out".into(), dir.path().join(out).display().to_string()]);
-        cli(&args)
-    };
+    let own =
+        ["--style", "spark-sched-sim", "--jobs", "8", "--iterations", "2", "--episode-start", "40", "--eval-jobs", "5"];
+    let train = |out: &str, extra: &[&str]| tiny_train(dir.path(), &[q6.display().to_string()], &own, extra, out);
     train("a.json", &["--features", "log", "--freed", "own-job"]).ok();
     train("b.json", &["--features", "log", "--freed", "own-job"]).ok();
     let a = std::fs::read_to_string(dir.path().join("a.json")).unwrap();
@@ -769,41 +772,8 @@ fn spark_sched_sim_sizes_are_made_drawn_and_recorded() {
         assert_eq!(r.code, Some(1), "{sizes}: {}", r.stderr);
         assert!(r.stderr.contains(says) && !r.stderr.contains("panicked"), "{sizes}: {}", r.stderr);
     }
-    let train = |out: &str, extra: &[&str]| {
-        let mut args: Vec<String> = vec!["train-decima".into(), "--dags".into(), files[0].clone(), files[1].clone()];
-        for a in [
-            "--sizes",
-            "2g,50g",
-            "--executors",
-            "10",
-            "--machines",
-            "3",
-            "--capacity",
-            "cpu=1,mem=1,disk=1,net=1",
-            "--arrival",
-            "poisson:4",
-            "--jobs",
-            "6",
-            "--iterations",
-            "1",
-            "--rollouts",
-            "2",
-            "--eval-traces",
-            "1",
-            "--eval-jobs",
-            "4",
-            "--eval-every",
-            "1",
-            "--seed",
-            "5",
-            "-q",
-        ] {
-            args.push(a.into());
-        }
-        args.extend(extra.iter().map(|s| s.to_string()));
-        args.extend(["--out".into(), dir.path().join(out).display().to_string()]);
-        cli(&args)
-    };
+    let own = ["--sizes", "2g,50g", "--jobs", "6", "--iterations", "1", "--eval-jobs", "4"];
+    let train = |out: &str, extra: &[&str]| tiny_train(dir.path(), &files[..2], &own, extra, out);
     train("m.json", &sss).ok();
     train("n.json", &sss).ok();
     let m = std::fs::read_to_string(dir.path().join("m.json")).unwrap();
@@ -835,35 +805,11 @@ fn the_full_mix_model_has_its_setting() {
     let files: Vec<&str> = s.dags.iter().map(|d| d.file.as_str()).collect();
     assert_eq!(files, ["tpch-2g.json", "tpch-5g.json", "tpch-10g.json", "tpch-20g.json"]);
 
-    let tpch_files: Vec<std::path::PathBuf> = ["2g", "5g", "10g", "20g"]
-        .iter()
-        .filter_map(|s| crate::util::shared(&format!("data/decima-tpch/json/tpch-{s}.json")))
-        .collect();
-    if tpch_files.len() < 4 {
-        return;
-    }
     let dir = tempdir();
-    let t = dir.path().join("ss.csv");
-    let mut args: Vec<String> = vec!["gen-trace".into(), "--style".into(), "spark-sched-sim".into(), "--dags".into()];
-    args.extend(tpch_files.iter().map(|p| p.display().to_string()));
-    for a in [
-        "--sizes",
-        "2g,5g,10g,20g,50g,80g,100g",
-        "--jobs",
-        "50",
-        "--arrival",
-        "poisson:25",
-        "--executors",
-        "10",
-        "--seed",
-        "9501",
-        "-q",
-        "--out",
-    ] {
-        args.push(a.into());
-    }
-    args.push(t.display().to_string());
-    cli(&args).ok();
+    let Some(t) = spark_sched_sim_trace(dir.path(), &["--sizes", "2g,5g,10g,20g,50g,80g,100g", "--seed", "9501"])
+    else {
+        return;
+    };
     let one_slot = ["--machines", "10", "--capacity", "cpu=1,mem=1,disk=1,net=1"];
     let e = replay_decima(&t, Some(&path), dir.path(), &one_slot);
     assert!(!e.contains("warning"), "its own setting: {e}");

@@ -814,7 +814,8 @@ mod tests {
             let fast = run(&w, &c, skipping.as_mut(), &SimConfig::default()).unwrap();
             let mut asking = AlwaysAsk(crate::online::by_name(name, s).unwrap());
             let slow = run(&w, &c, &mut asking, &SimConfig::default()).unwrap();
-            let key = |r: &SimResult| r.runs.iter().map(|x| (x.job, x.task, x.machine, x.start, x.end)).collect::<Vec<_>>();
+            let key =
+                |r: &SimResult| r.runs.iter().map(|x| (x.job, x.task, x.machine, x.start, x.end)).collect::<Vec<_>>();
             assert_eq!(key(&fast), key(&slow), "{name}: the runs differ");
             assert_eq!(jcts(&fast), jcts(&slow), "{name}: the JCTs differ");
             assert_eq!(fast.heartbeats, slow.heartbeats, "{name}");

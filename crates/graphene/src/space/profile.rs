@@ -385,59 +385,72 @@ mod tests {
         ResVec::from_slice(&[d[0] as f64, d[1] as f64 * 0.5])
     }
 
+    /// Applies `ops` to a profile and to the flat walk and checks that they agree: every answer
+    /// (asked twice, the second through the memo), every bound (a proof that nothing fits before
+    /// it), and the usage of every segment at the end. An add starts at `s x step` and is placed
+    /// only if it fits there (within `slack`), as the constructor places only what fits.
+    fn agrees_with_walk(
+        ops: &[Op],
+        cap: ResVec,
+        demand: impl Fn([u8; 2]) -> ResVec,
+        step: f64,
+        slack: f64,
+    ) -> Result<(), TestCaseError> {
+        let all = [true; MAX_RESOURCES];
+        let mut p = Profile::new(2);
+        let mut flat = Flat::default();
+        for o in ops {
+            match *o {
+                Op::Add(s, l, d) => {
+                    let (a, b) = (s as f64 * step, s as f64 * step + l as f64);
+                    if flat.earliest(a, l as f64, &demand(d), &cap, a + slack) == Some(a) {
+                        p.add(a, b, &demand(d));
+                        flat.add(a, b, &demand(d));
+                    }
+                }
+                Op::Earliest(s, l, d, lim) => {
+                    let (s, l, d) = (s as f64, l as f64, demand(d));
+                    let limit = lim.map_or(f64::INFINITY, f64::from);
+                    for _ in 0..2 {
+                        prop_assert_eq!(
+                            p.earliest_fit(s, l, &d, &cap, &all, limit).ok(),
+                            flat.earliest(s, l, &d, &cap, limit)
+                        );
+                    }
+                    if let Err(Some(b)) = p.earliest_fit(s, l, &d, &cap, &all, limit) {
+                        prop_assert!(b >= limit);
+                        let truth = flat.earliest(s, l, &d, &cap, f64::INFINITY);
+                        prop_assert!(truth.is_none_or(|t| t >= b), "bound {} but fits at {:?}", b, truth);
+                    }
+                }
+                Op::Latest(s, l, d, lim) => {
+                    let (s, l, d) = (s as f64, l as f64, demand(d));
+                    let limit = lim.map_or(f64::NEG_INFINITY, f64::from);
+                    for _ in 0..2 {
+                        prop_assert_eq!(
+                            p.latest_fit(s, l, &d, &cap, &all, limit).ok(),
+                            flat.latest(s, l, &d, &cap, limit)
+                        );
+                    }
+                    if let Err(Some(b)) = p.latest_fit(s, l, &d, &cap, &all, limit) {
+                        prop_assert!(b <= limit);
+                        let truth = flat.latest(s, l, &d, &cap, f64::NEG_INFINITY);
+                        prop_assert!(truth.is_none_or(|t| t <= b), "bound {} but fits ending at {:?}", b, truth);
+                    }
+                }
+            }
+        }
+        for (i, s) in flat.seg.iter().enumerate() {
+            prop_assert_eq!(p.usage_at(s.0), s.1, "segment {}", i);
+        }
+        Ok(())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
         #[test]
         fn profile_answers_as_a_walk_over_every_segment(ops in proptest::collection::vec(op(), 1..160)) {
-            let cap = ResVec::from_slice(&[6.0, 3.0]);
-            let all = [true; MAX_RESOURCES];
-            let mut p = Profile::new(2);
-            let mut flat = Flat::default();
-            for o in &ops {
-                match *o {
-                    Op::Add(s, l, d) => {
-                        let (a, b) = (s as f64, s as f64 + l as f64);
-                        // Only what fits is placed, as the constructor does; the rest is skipped.
-                        if flat.earliest(a, l as f64, &v(d), &cap, a + 1.0) == Some(a) {
-                            p.add(a, b, &v(d));
-                            flat.add(a, b, &v(d));
-                        }
-                    }
-                    Op::Earliest(s, l, d, lim) => {
-                        let limit = lim.map_or(f64::INFINITY, f64::from);
-                        // Twice: the second answer comes through the memo.
-                        for _ in 0..2 {
-                            prop_assert_eq!(
-                                p.earliest_fit(s as f64, l as f64, &v(d), &cap, &all, limit).ok(),
-                                flat.earliest(s as f64, l as f64, &v(d), &cap, limit)
-                            );
-                        }
-                        // A bound is a proof: nothing starts before it.
-                        if let Err(Some(b)) = p.earliest_fit(s as f64, l as f64, &v(d), &cap, &all, limit) {
-                            prop_assert!(b >= limit);
-                            let truth = flat.earliest(s as f64, l as f64, &v(d), &cap, f64::INFINITY);
-                            prop_assert!(truth.is_none_or(|t| t >= b), "bound {} but fits at {:?}", b, truth);
-                        }
-                    }
-                    Op::Latest(s, l, d, lim) => {
-                        let limit = lim.map_or(f64::NEG_INFINITY, f64::from);
-                        for _ in 0..2 {
-                            prop_assert_eq!(
-                                p.latest_fit(s as f64, l as f64, &v(d), &cap, &all, limit).ok(),
-                                flat.latest(s as f64, l as f64, &v(d), &cap, limit)
-                            );
-                        }
-                        if let Err(Some(b)) = p.latest_fit(s as f64, l as f64, &v(d), &cap, &all, limit) {
-                            prop_assert!(b <= limit);
-                            let truth = flat.latest(s as f64, l as f64, &v(d), &cap, f64::NEG_INFINITY);
-                            prop_assert!(truth.is_none_or(|t| t <= b), "bound {} but fits ending at {:?}", b, truth);
-                        }
-                    }
-                }
-            }
-            for (i, s) in flat.seg.iter().enumerate() {
-                prop_assert_eq!(p.usage_at(s.0), s.1, "segment {}", i);
-            }
+            agrees_with_walk(&ops, ResVec::from_slice(&[6.0, 3.0]), v, 1.0, 1.0)?;
         }
     }
 
@@ -447,36 +460,8 @@ mod tests {
         /// "maybe" where no segment passes: answers are still the walk's.
         #[test]
         fn rounded_tree_bounds_give_exact_answers(ops in proptest::collection::vec(op(), 1..160)) {
-            let cap = ResVec::from_slice(&[0.6, 0.7]);
             let tenths = |d: [u8; 2]| ResVec::from_slice(&[d[0] as f64 * 0.1, d[1] as f64 * 0.1 + 1e-9]);
-            let all = [true; MAX_RESOURCES];
-            let mut p = Profile::new(2);
-            let mut flat = Flat::default();
-            for o in &ops {
-                match *o {
-                    Op::Add(s, l, d) => {
-                        let (a, b) = (s as f64 * 0.3, s as f64 * 0.3 + l as f64);
-                        if flat.earliest(a, l as f64, &tenths(d), &cap, a + 0.1) == Some(a) {
-                            p.add(a, b, &tenths(d));
-                            flat.add(a, b, &tenths(d));
-                        }
-                    }
-                    Op::Earliest(s, l, d, lim) => {
-                        let limit = lim.map_or(f64::INFINITY, f64::from);
-                        prop_assert_eq!(
-                            p.earliest_fit(s as f64, l as f64, &tenths(d), &cap, &all, limit).ok(),
-                            flat.earliest(s as f64, l as f64, &tenths(d), &cap, limit)
-                        );
-                    }
-                    Op::Latest(s, l, d, lim) => {
-                        let limit = lim.map_or(f64::NEG_INFINITY, f64::from);
-                        prop_assert_eq!(
-                            p.latest_fit(s as f64, l as f64, &tenths(d), &cap, &all, limit).ok(),
-                            flat.latest(s as f64, l as f64, &tenths(d), &cap, limit)
-                        );
-                    }
-                }
-            }
+            agrees_with_walk(&ops, ResVec::from_slice(&[0.6, 0.7]), tenths, 0.3, 0.1)?;
         }
     }
 
