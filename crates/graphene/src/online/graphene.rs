@@ -313,6 +313,7 @@ impl Policy for Graphene {
         let mut tentative = self.deficits.clone();
         let mut taken: HashMap<(u32, u32), usize> = HashMap::new();
         let rp = if self.cfg.rp.is_finite() { self.cfg.rp.clamp(0.0, 1.0) } else { 1.0 };
+        let mut fitting: Vec<(u32, u32, ResVec)> = Vec::new();
         self.found_none = false;
         let mut first_pass = true;
         loop {
@@ -330,6 +331,20 @@ impl Policy for Graphene {
                 // (one per runnable stage), whether or not they fit this machine; the preferred
                 // order is a property of the job, not of the machine that happens to heartbeat.
                 let pri_of = |t: u32| info.pri.get(t as usize).copied().unwrap_or(0.0) as f64;
+                // The stages whose next task fits, first: most jobs have none on a busy machine,
+                // and then their frontier is not needed.
+                fitting.clear();
+                for &s in &st.runnable_stages {
+                    let skip = taken.get(&(job, s)).copied().unwrap_or(0);
+                    let Some(&t) = st.runnable_in(s).iter().rev().nth(skip) else { continue };
+                    let d = view.requested(job, t);
+                    if fits(view, &d, &left, &empty_soft) {
+                        fitting.push((s, t, d));
+                    }
+                }
+                if fitting.is_empty() {
+                    continue;
+                }
                 let mut frontier = f64::NEG_INFINITY;
                 for &s in &st.runnable_stages {
                     let skip = taken.get(&(job, s)).copied().unwrap_or(0);
@@ -337,13 +352,7 @@ impl Policy for Graphene {
                         frontier = frontier.max(pri_of(t));
                     }
                 }
-                for &s in &st.runnable_stages {
-                    let skip = taken.get(&(job, s)).copied().unwrap_or(0);
-                    let Some(&t) = st.runnable_in(s).iter().rev().nth(skip) else { continue };
-                    let d = view.requested(job, t);
-                    if !fits(view, &d, &left, &empty_soft) {
-                        continue;
-                    }
+                for &(s, t, d) in &fitting {
                     let mut p = 0.0;
                     for r in 0..view.dims {
                         if cap.0[r] > 0.0 {
