@@ -123,7 +123,7 @@ impl Policy for CapacityScheduler {
         "cs".into()
     }
 
-    /// Stable unless YARN's AM containers (granted with a clock) or reservations are modelled.
+    /// See [`CsQueues::idle_is_stable`].
     fn idle_is_stable(&self) -> bool {
         self.queues.idle_is_stable()
     }
@@ -184,6 +184,9 @@ pub(crate) struct CsQueues {
     /// task's reservation is.
     reserved: Vec<Option<TaskRef>>,
     reserved_at: HashMap<TaskRef, usize>,
+    /// The last `assign` changed nothing (no AM granted, no reservation made or dropped) and
+    /// passed over no job only because its master was granted that very instant.
+    idle_stable: bool,
 }
 
 impl CsQueues {
@@ -200,6 +203,7 @@ impl CsQueues {
             am_on: Vec::new(),
             reserved: Vec::new(),
             reserved_at: HashMap::new(),
+            idle_stable: false,
         }
     }
 
@@ -268,11 +272,12 @@ impl CsQueues {
         }
     }
 
-    /// Whether an empty [`CsQueues::assign`] leaves everything as it was and would stay empty
-    /// until the jobs or machines change: not with AM containers (a master granted at one
-    /// instant requests its containers at a later one) or reservations (which are state).
+    /// Whether the last, empty [`CsQueues::assign`] left everything as it was and would stay
+    /// empty until the jobs or machines change: not if it granted an AM container or made or
+    /// dropped a reservation (state), nor if it passed over a job whose master was granted that
+    /// instant (the job asks for containers at any later one).
     pub(crate) fn idle_is_stable(&self) -> bool {
-        self.yarn.am.is_none() && !self.yarn.reserve
+        self.idle_stable
     }
 
     /// One container at a time: the neediest queue that still has a job with a fitting task
@@ -289,6 +294,7 @@ impl CsQueues {
         out: &mut Vec<TaskRef>,
         mut pick: impl FnMut(&View, u32, &ResVec, &[TaskRef]) -> Option<TaskRef>,
     ) {
+        self.idle_stable = true;
         let cm = view.active().first().map_or((None, None), |&j| Self::cpu_mem(view, j));
         let mut left = *free;
         if self.yarn.am.is_some() {
@@ -311,6 +317,7 @@ impl CsQueues {
                 }
                 self.reserved[machine] = None;
                 self.reserved_at.remove(&t);
+                self.idle_stable = false;
             }
         }
         let unbounded = ResVec([f64::INFINITY; MAX_RESOURCES]);
@@ -320,6 +327,8 @@ impl CsQueues {
         // The AM containers granted in this heartbeat, as (job, queue).
         let mut granted: Vec<(u32, usize)> = Vec::new();
         let limit = self.yarn.per_heartbeat.unwrap_or(usize::MAX);
+        // A job passed over because its master was granted this instant.
+        let mut waited = false;
         let this = &*self;
         let mut state = (left, this.running.clone(), this.used.clone());
         serve_queues(
@@ -348,7 +357,10 @@ impl CsQueues {
                     if let Some(am) = this.yarn.am {
                         match this.am_at.get(job as usize).copied().flatten() {
                             // Its master was granted this instant: nothing requested yet.
-                            Some((_, at)) if at >= view.now => continue,
+                            Some((_, at)) if at >= view.now => {
+                                waited = true;
+                                continue;
+                            }
                             Some(_) => {}
                             None if granted.iter().any(|g| g.0 == job) => continue,
                             None => {
@@ -403,6 +415,9 @@ impl CsQueues {
                 false
             },
         );
+        if waited || reserve_here.is_some() || !granted.is_empty() {
+            self.idle_stable = false;
+        }
         if let Some(t) = reserve_here {
             self.reserved[machine] = Some(t);
             self.reserved_at.insert(t, machine);

@@ -82,7 +82,7 @@ impl Policy for GrapheneCs {
         self.pri.arrived(view, job);
     }
 
-    /// Stable unless YARN's AM containers (granted with a clock) or reservations are modelled.
+    /// As `cs`'s queues say (see `CsQueues::idle_is_stable`).
     fn idle_is_stable(&self) -> bool {
         self.queues.idle_is_stable()
     }

@@ -577,7 +577,13 @@ impl<'w> Sim<'w> {
         let started = Instant::now();
         policy.assign(&self.view(), k, &free, &mut out);
         self.decision_us.push(started.elapsed().as_secs_f64() as f32 * 1e6);
-        self.machines[k].idle_at = (out.is_empty() && policy.idle_is_stable()).then_some(self.changes);
+        let stable = out.is_empty() && policy.idle_is_stable();
+        if out.is_empty() && !stable {
+            // The policy may have changed its own state (e.g. granted an AM container): the
+            // idle answers other machines gave before are void.
+            self.changes += 1;
+        }
+        self.machines[k].idle_at = stable.then_some(self.changes);
         let hard = self.cluster.hard_mask();
         let mut launched = 0;
         for &t in &out {
@@ -798,22 +804,37 @@ mod tests {
         let settings = crate::env::default_settings(&w);
         let mut fair_tetris = settings.clone();
         fair_tetris.tetris_kappa = Some(0.1);
+        // YARN's mechanics: AM containers, one container per heartbeat, reservations, and
+        // machines offered only at their heartbeats.
+        let mut yarn = settings.clone();
+        yarn.cs_yarn = crate::online::CsYarn {
+            am: Some(ResVec::from_slice(&[0.25, 0.001, 0.0])),
+            per_heartbeat: Some(1),
+            reserve: false,
+        };
+        let mut yarn_reserve = yarn.clone();
+        yarn_reserve.cs_yarn.reserve = true;
+        let (plain, periodic) = (SimConfig::default(), SimConfig { periodic_only: true, ..SimConfig::default() });
         let cases = [
-            ("graphene", &settings),
-            ("tetris", &settings),
-            ("tetris", &fair_tetris),
-            ("cs", &settings),
-            ("cp", &settings),
-            ("drf", &settings),
-            ("fifo", &settings),
-            ("heft", &settings),
-            ("graphene+cs", &settings),
+            ("graphene", &settings, &plain),
+            ("tetris", &settings, &plain),
+            ("tetris", &fair_tetris, &plain),
+            ("cs", &settings, &plain),
+            ("cp", &settings, &plain),
+            ("drf", &settings, &plain),
+            ("fifo", &settings, &plain),
+            ("heft", &settings, &plain),
+            ("graphene+cs", &settings, &plain),
+            ("cs", &yarn, &periodic),
+            ("cs", &yarn_reserve, &periodic),
+            ("cp", &yarn, &plain),
+            ("graphene", &settings, &periodic),
         ];
-        for (name, s) in cases {
+        for (name, s, cfg) in cases {
             let mut skipping = crate::online::by_name(name, s).unwrap();
-            let fast = run(&w, &c, skipping.as_mut(), &SimConfig::default()).unwrap();
+            let fast = run(&w, &c, skipping.as_mut(), cfg).unwrap();
             let mut asking = AlwaysAsk(crate::online::by_name(name, s).unwrap());
-            let slow = run(&w, &c, &mut asking, &SimConfig::default()).unwrap();
+            let slow = run(&w, &c, &mut asking, cfg).unwrap();
             let key =
                 |r: &SimResult| r.runs.iter().map(|x| (x.job, x.task, x.machine, x.start, x.end)).collect::<Vec<_>>();
             assert_eq!(key(&fast), key(&slow), "{name}: the runs differ");
@@ -827,6 +848,44 @@ mod tests {
                 slow.decision_us.len()
             );
         }
+    }
+
+    /// A policy's own state can change without a launch: `cs` granting an AM container on one
+    /// machine lets the job ask for containers on another that had found nothing before. By
+    /// hand: M0 (cpu 2, mem 1) heartbeats at 0, 1, 2, ..., M1 (cpu 1, mem 4) at 0.5, 1.5, ...
+    /// (periodic only); job A (one 10 s task of cpu 2, mem 1) arrives at 0; AM containers take
+    /// cpu 1, mem 2, so only M1 can hold A's master and only M0 its task. At 0 M0 finds
+    /// nothing (the master does not fit there); at 0.5 M1 grants the master; at 1 M0 must be
+    /// asked again although nothing launched or ended: the task runs 1-11, JCT 11.
+    #[test]
+    fn a_policy_state_change_wakes_the_idle_machines() {
+        let mut b = DagBuilder::new("A", vec!["cpu".into(), "mem".into()]);
+        b.stage(StageSpec {
+            name: "s".into(),
+            group: None,
+            tasks: vec![TaskSpec { duration: 10.0, demand: ResVec::from_slice(&[2.0, 1.0]) }],
+            parents: vec![],
+        });
+        let w =
+            Workload { jobs: vec![Job { name: "A".into(), arrival: 0.0, queue: "q".into(), dag: b.build().unwrap() }] };
+        let group = |cpu: f64, mem: f64| crate::model::MachineGroup {
+            count: 1,
+            capacity: [("cpu".to_string(), cpu), ("mem".to_string(), mem)].into_iter().collect(),
+        };
+        let spec = ClusterSpec {
+            machines: vec![group(2.0, 1.0), group(1.0, 4.0)],
+            overbook: vec![],
+            speeds: vec![],
+            bandwidth: 1.0,
+            pair_bandwidth: vec![],
+        };
+        let c = spec.resolve(&["cpu".into(), "mem".into()]).unwrap();
+        let mut s = crate::env::default_settings(&w);
+        s.cs_yarn.am = Some(ResVec::from_slice(&[1.0, 2.0]));
+        let cfg = SimConfig { periodic_only: true, ..SimConfig::default() };
+        let r = run(&w, &c, crate::online::by_name("cs", &s).unwrap().as_mut(), &cfg).unwrap();
+        assert_eq!(jcts(&r), vec![11.0]);
+        assert_eq!((r.runs[0].machine, r.runs[0].start), (0, 1.0));
     }
 
     /// Overbooking a fungible resource slows tasks in proportion: two tasks each using the

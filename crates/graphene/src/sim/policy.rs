@@ -29,8 +29,9 @@ pub trait Policy {
     /// (not the clock, not a random stream), so that asking again before any arrival, launch or
     /// finish would push nothing again. The simulator then skips that machine's heartbeats until
     /// something changes, which is what keeps long saturated replays (hours of simulated time
-    /// with every machine full) fast; the outcome is the same, byte for byte. The default, false,
-    /// is always correct.
+    /// with every machine full) fast; the outcome is the same, byte for byte. An empty call
+    /// answered with false counts as a change itself (its state may have moved), so every
+    /// machine is asked again. The default, false, is always correct.
     fn idle_is_stable(&self) -> bool {
         false
     }
