@@ -14,7 +14,8 @@
 //! What differs from spark-sched-sim itself, and why: its simulator draws each task's duration
 //! at run time from the wave and executor count of the moment (and adds moving delays); a
 //! trace here fixes durations when it is written, so that every scheduler replays the same
-//! work.
+//! work. [`waves_sidecar`] (`gen-trace --waves-out`) writes the samples beside the trace so that
+//! `replay --waves` can draw them at run time as spark-sched-sim does ([`crate::sim::waves`]).
 //!
 //! # Sizes without a file: 50g, 80g, 100g ([`sources_sized`], `--sizes`)
 //!
