@@ -761,6 +761,8 @@ impl ReplayOptions {
             deadline: time_limit(self.time_limit)?,
             periodic_only: self.periodic_heartbeats,
             container_overhead: self.container_overhead,
+            // The CLI's --waves binds a sidecar to the loaded workload (replay's Common::setup).
+            waves: None,
         };
         // Empty when the reader left nothing out.
         let skipped = if skipped.is_empty() { String::new() } else { skipped.to_string() };
@@ -815,7 +817,13 @@ pub fn decima_warning(setup: &ReplaySetup) -> Result<Option<String>> {
 /// Refuses a realized schedule that breaks a dependency or a capacity: that would be a bug in
 /// the simulator or a policy, and no figure may be computed from it.
 pub fn check_replay(setup: &ReplaySetup, result: &SimResult, scheduler: &str) -> Result<()> {
-    let violations = crate::validate::validate_replay_on(&setup.workload, &setup.cluster, &setup.cfg.speeds, result);
+    let violations = crate::validate::validate_replay_durations(
+        &setup.workload,
+        &setup.cluster,
+        &setup.cfg.speeds,
+        result,
+        setup.cfg.waves.is_none(),
+    );
     match violations.first() {
         None => Ok(()),
         Some(v) => Err(Error::Usage(format!(

@@ -63,6 +63,11 @@ pub struct Args {
     /// workload"); files of sizes not listed only serve that. Default: one size per file.
     #[arg(long, value_name = "SIZES")]
     pub sizes: Option<String>,
+    /// With --style spark-sched-sim: also write the sample lists of every job's stages (Decima's
+    /// first_wave / rest_wave / fresh_durations per executor count; made sizes scaled from the
+    /// largest file) to FILE, for `replay --waves FILE`.
+    #[arg(long, value_name = "FILE")]
+    pub waves_out: Option<PathBuf>,
     /// Write the trace here (atomically) instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -88,6 +93,12 @@ pub fn run(a: Args) -> Result<i32> {
     }
     if a.queues == 0 {
         return Err(Error::Usage("--queues must be at least 1".into()));
+    }
+    if a.waves_out.is_some() && (a.style != Style::SparkSchedSim || a.duration_scale != 1.0 || a.min_duration != 0.0) {
+        return Err(Error::Usage(
+            "--waves-out goes with --style spark-sched-sim and unscaled durations (no --duration-scale, --min-duration)"
+                .into(),
+        ));
     }
     // The stretch's own checks, on an empty workload: refused before any file is read.
     trace::stretch_durations(&mut graphene::model::Workload { jobs: Vec::new() }, a.duration_scale, a.min_duration)?;
@@ -144,8 +155,17 @@ fn spark_sched_sim(a: &Args, arrival: ArrivalProcess, sizes: Option<&[u32]>) -> 
     let cluster = super::args::trace_cluster(&a.cluster)?;
     let per_file = trace::spark_sched_sim::sources_sized(&a.dags, sizes, a.input.executors)?;
     let sources: Vec<&[graphene::model::Dag]> = per_file.iter().map(Vec::as_slice).collect();
-    let mut workload = trace::generate_from(&sources, a.jobs, arrival, a.queues, a.input.seed)?;
+    let (mut workload, drawn) =
+        trace::generate::generate_from_named(&sources, a.jobs, arrival, a.queues, a.input.seed)?;
     trace::stretch_durations(&mut workload, a.duration_scale, a.min_duration)?;
+    let waves = match &a.waves_out {
+        Some(_) => {
+            let names: Vec<String> = workload.jobs.iter().map(|j| j.name.clone()).collect();
+            let sidecar = trace::spark_sched_sim::waves_sidecar(&a.dags, sizes, a.input.executors, &names, &drawn)?;
+            Some(serde_json::to_string(&sidecar).map_err(|e| Error::Usage(format!("--waves-out: {e}")))?)
+        }
+        None => None,
+    };
     let scale = match a.load {
         Some(target) => Some(trace::load::calibrate(&mut workload, &cluster, target)?),
         None => None,
@@ -154,6 +174,9 @@ fn spark_sched_sim(a: &Args, arrival: ArrivalProcess, sizes: Option<&[u32]>) -> 
     let inputs: Vec<&std::path::Path> =
         a.dags.iter().map(|p| p.as_path()).chain(a.cluster.cluster.as_deref()).collect();
     graphene::output::write_or_stdout(a.out.as_deref(), text.as_bytes(), &inputs)?;
+    if let (Some(path), Some(json)) = (&a.waves_out, &waves) {
+        graphene::output::write_output(path, json.as_bytes(), &inputs)?;
+    }
     if !a.quiet {
         summary(a, &workload, arrival, &cluster, scale, per_file.iter().map(Vec::len).sum());
     }

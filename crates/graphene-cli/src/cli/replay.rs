@@ -118,6 +118,15 @@ pub struct Common {
     /// models/decima-tpch.json].
     #[arg(long, value_name = "FILE")]
     pub decima_model: Option<PathBuf>,
+    /// Tasks run wave- and parallelism-dependent durations drawn from this sidecar (from
+    /// `gen-trace --style spark-sched-sim --waves-out`), by spark-sched-sim's rules (README,
+    /// "Wave-dependent durations"); schedulers still see the trace's durations [default: off].
+    #[arg(long, value_name = "FILE")]
+    pub waves: Option<PathBuf>,
+    /// With --waves: seconds an executor (machine) travels when it moves to another job
+    /// (spark-sched-sim's moving_delay) [default: 2].
+    #[arg(long, value_name = "SECONDS", requires = "waves")]
+    pub moving_delay: Option<f64>,
     /// No summary on standard error.
     #[arg(long, short)]
     pub quiet: bool,
@@ -224,9 +233,17 @@ impl Common {
     /// Loads the trace and resolves everything a replay needs besides the scheduler, telling
     /// the user on stderr what an Alibaba reader skipped.
     pub fn setup(&self) -> Result<ReplaySetup> {
-        let setup = self.options().setup(&Source::Path(self.trace.clone()))?;
+        let mut setup = self.options().setup(&Source::Path(self.trace.clone()))?;
         if !setup.skipped.is_empty() {
             eprintln!("{}: {}", self.trace.display(), setup.skipped);
+        }
+        if let Some(path) = &self.waves {
+            let mut waves = sim::waves::Waves::new(sim::waves::load(path, &setup.workload)?);
+            if let Some(d) = self.moving_delay {
+                graphene::limits::check_seconds(d, "--moving-delay", "moving delay")?;
+                waves.moving_delay = d;
+            }
+            setup.cfg.waves = Some(waves);
         }
         Ok(setup)
     }

@@ -20,6 +20,7 @@
 //! * `improve`: the anytime improver against a proven optimum.
 //! * `exact`: `--exact` against proven optima, the exhaustive oracle, and its refusals.
 //! * `plot`: the SVG charts parse and hold the lanes, bars, lines and labels their inputs call for.
+//! * `waves`: `replay --waves` (wave- and parallelism-dependent durations) by hand and its bad sidecars.
 
 mod util;
 
@@ -52,3 +53,4 @@ mod serve;
 mod spark;
 mod task_graphs;
 mod trace;
+mod waves;

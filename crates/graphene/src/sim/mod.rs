@@ -16,6 +16,7 @@
 
 mod policy;
 mod state;
+pub mod waves;
 
 pub use policy::{Policy, TaskRef};
 pub use state::{JobState, TaskState};
@@ -55,6 +56,9 @@ pub struct SimConfig {
     /// heartbeats between allocation, launch, completion and the AM learning of it (SLS with
     /// 50 ms heartbeats measured 0.1 s, BENCHMARKS.md). 0 by default.
     pub container_overhead: f64,
+    /// Wave- and parallelism-dependent realized durations (`replay --waves`, [`waves`]): off
+    /// (`None`) by default, when every task runs its trace duration.
+    pub waves: Option<waves::Waves>,
 }
 
 impl Default for SimConfig {
@@ -68,6 +72,7 @@ impl Default for SimConfig {
             deadline: crate::Deadline::none(),
             periodic_only: false,
             container_overhead: 0.0,
+            waves: None,
         }
     }
 }
@@ -247,6 +252,19 @@ struct Machine {
     /// `Sim::changes` when this machine's last heartbeat launched nothing under a policy whose
     /// idle answer is stable: until the count moves, its heartbeats are skipped.
     idle_at: Option<u64>,
+    /// With waves: the (job, stage) of the last task launched here, the job the machine is
+    /// local to ([`waves`] rule 2).
+    last: Option<(u32, u32)>,
+    /// With waves: when the machine last became empty.
+    freed_at: f64,
+}
+
+/// The state of the wave model during a replay ([`SimConfig::waves`]).
+struct WaveState {
+    waves: waves::Waves,
+    /// Per job: machines local to it.
+    local: Vec<u32>,
+    rng: ChaCha8Rng,
 }
 
 struct Sim<'w> {
@@ -275,6 +293,7 @@ struct Sim<'w> {
     changes: u64,
     /// Heartbeats that came while some job had runnable work.
     heartbeats: usize,
+    wave: Option<WaveState>,
 }
 
 /// Replays `workload` on `cluster` under `policy`.
@@ -320,6 +339,10 @@ fn run_inner(
     }
     crate::limits::check_seconds(cfg.container_overhead, "--container-overhead", "container overhead")?;
     check_clock(workload, cluster, cfg)?;
+    let wave = match &cfg.waves {
+        None => None,
+        Some(w) => Some(wave_state(w, workload, cfg.seed)?),
+    };
     let queues = workload.queues();
     let queue_of: Vec<u32> =
         workload.jobs.iter().map(|j| queues.iter().position(|q| q == &j.queue).unwrap_or(0) as u32).collect();
@@ -391,6 +414,8 @@ fn run_inner(
                 load: ResVec::ZERO,
                 running: Vec::new(),
                 idle_at: None,
+                last: None,
+                freed_at: 0.0,
             })
             .collect(),
         runs: Vec::new(),
@@ -402,6 +427,7 @@ fn run_inner(
         stalled: 0,
         changes: 0,
         heartbeats: 0,
+        wave,
     };
     for (i, j) in workload.jobs.iter().enumerate() {
         sim.push(j.arrival, Event::Arrival(i as u32));
@@ -481,6 +507,32 @@ fn run_inner(
         makespan,
         factors: sim.factors,
     })
+}
+
+/// Checks the wave option against the workload and starts its stream (stream 1 of the seed).
+fn wave_state(w: &waves::Waves, workload: &Workload, seed: u64) -> Result<WaveState> {
+    crate::limits::check_seconds(w.moving_delay, "--moving-delay", "moving delay")?;
+    crate::limits::check_seconds(w.warmup_delay, "warm-up delay", "warm-up delay")?;
+    if w.model.stages.len() != workload.jobs.len() {
+        return Err(Error::Usage(format!(
+            "the wave model describes {} jobs, the workload has {}",
+            w.model.stages.len(),
+            workload.jobs.len()
+        )));
+    }
+    for (j, st) in workload.jobs.iter().zip(&w.model.stages) {
+        if st.len() != j.dag.stages.len() {
+            return Err(Error::Usage(format!(
+                "the wave model describes {} stages of job {}, which has {}",
+                st.len(),
+                j.name,
+                j.dag.stages.len()
+            )));
+        }
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(1);
+    Ok(WaveState { waves: w.clone(), local: vec![0; workload.jobs.len()], rng })
 }
 
 /// Most heartbeats a replay may be asked to simulate (about ten minutes of work at the
@@ -615,6 +667,10 @@ impl<'w> Sim<'w> {
         let task = &dag.tasks[t.task as usize];
         let now = self.now;
         let speed = speed_of(&self.cfg.speeds, k);
+        let (duration, delay) = match &mut self.wave {
+            None => (task.duration, 0.0),
+            Some(w) => wave_duration(w, &mut self.machines[k], t.job, task.stage, task.duration, now),
+        };
         let mach = &mut self.machines[k];
         mach.allocated.add_assign(&requested);
         mach.load.add_assign(&task.demand);
@@ -622,7 +678,7 @@ impl<'w> Sim<'w> {
             job: t.job,
             task: t.task,
             start: now,
-            remaining: task.duration / speed + self.cfg.container_overhead,
+            remaining: duration / speed + delay + self.cfg.container_overhead,
             since: now,
             rate: 1.0,
             version: 0,
@@ -673,6 +729,9 @@ impl<'w> Sim<'w> {
         self.changes += 1;
         mach.allocated.sub_assign(&run.requested);
         mach.load.sub_assign(&run.actual);
+        if mach.running.is_empty() {
+            mach.freed_at = self.now;
+        }
         self.runs.push(TaskRun { job, task, machine: k as u32, start: run.start, end: self.now });
         let dag = &self.workload.jobs[job as usize].dag;
         let st = &mut self.jobs[job as usize];
@@ -691,6 +750,34 @@ impl<'w> Sim<'w> {
         policy.finished(&self.view(), TaskRef { job, task });
         true
     }
+}
+
+/// The realized duration and moving delay of a task of `job`'s `stage` launched on `mach` at
+/// `now` under the wave model ([`waves`] rules 2-5), updating the machine's locality.
+fn wave_duration(w: &mut WaveState, mach: &mut Machine, job: u32, stage: u32, trace: f64, now: f64) -> (f64, f64) {
+    let previous = mach.last.replace((job, stage));
+    let (category, delay) = match previous {
+        Some((j, s)) if j == job => {
+            if mach.running.is_empty() && mach.freed_at < now {
+                (waves::Category::Fresh, 0.0)
+            } else if s == stage {
+                (waves::Category::Rest, 0.0)
+            } else {
+                (waves::Category::First, 0.0)
+            }
+        }
+        other => {
+            if let Some((j, _)) = other {
+                w.local[j as usize] -= 1;
+            }
+            w.local[job as usize] += 1;
+            (waves::Category::Fresh, w.waves.moving_delay)
+        }
+    };
+    let st = &w.waves.model.stages[job as usize][stage as usize];
+    let n = w.local[job as usize];
+    let d = waves::sample(st, n, category, w.waves.warmup_delay, &mut w.rng).unwrap_or(trace);
+    (d, delay)
 }
 
 fn mach_last(m: &Machine) -> usize {
@@ -778,7 +865,7 @@ mod tests {
         let mut rng = ChaCha8Rng::seed_from_u64(12);
         let jobs = (0..30)
             .map(|j| {
-                let mut b = DagBuilder::new(&format!("j{j}"), res.clone());
+                let mut b = DagBuilder::new(format!("j{j}"), res.clone());
                 for s in 0..3 {
                     let n = rng.gen_range(1..=6);
                     let tasks = (0..n)
@@ -886,6 +973,41 @@ mod tests {
         let r = run(&w, &c, crate::online::by_name("cs", &s).unwrap().as_mut(), &cfg).unwrap();
         assert_eq!(jcts(&r), vec![11.0]);
         assert_eq!((r.runs[0].machine, r.runs[0].start), (0, 1.0));
+    }
+
+    /// Waves (rule 2-3 of `waves`): the executor key follows the machines the job holds. One
+    /// job of 10 one-slot tasks on 10 one-slot machines (heartbeat phases k/10), no moving
+    /// delay: machine k launches at k/10 as the job's (k+1)-th executor, a fresh one. Fresh
+    /// samples are 1 s at key 5 and 9 s at key 10: machines 0-4 (1-5 executors: key 5) run 1 s,
+    /// machine 9 (10 executors: key 10) 9 s, machines 5-8 (6-9: 5 or 10 at random) one of the two.
+    #[test]
+    fn waves_key_follows_the_machines_the_job_holds() {
+        use std::sync::Arc;
+        use waves::{StageWaves, WaveModel, Waves};
+        let w = Workload { jobs: vec![job("A", 0.0, "q", 10, 2.0)] };
+        let cap = [("cpu".to_string(), 1.0), ("mem".to_string(), 1.0)].into_iter().collect();
+        let c = ClusterSpec::uniform(10, cap).resolve(&["cpu".into(), "mem".into()]).unwrap();
+        let one = |a: f64, b: f64| [(5u32, vec![a]), (10, vec![b])].into_iter().collect();
+        let st = StageWaves { first: one(0.5, 0.5), rest: Default::default(), fresh: one(1.0, 9.0) };
+        let model = WaveModel { stages: vec![vec![Arc::new(st)]] };
+        let mut waves = Waves::new(model);
+        waves.moving_delay = 0.0;
+        let cfg = SimConfig { waves: Some(waves), seed: 4, ..SimConfig::default() };
+        let r = run(&w, &c, &mut Fifo, &cfg).unwrap();
+        let mut by_machine: Vec<(u32, f64, f64)> =
+            r.runs.iter().map(|x| (x.machine, x.start, x.end - x.start)).collect();
+        by_machine.sort_by_key(|x| x.0);
+        for (k, start, ran) in by_machine {
+            assert!((start - f64::from(k) / 10.0).abs() < 1e-12, "machine {k} starts at {start}");
+            match k {
+                0..=4 => assert!((ran - 1.0).abs() < 1e-12, "machine {k}: {ran}"),
+                9 => assert!((ran - 9.0).abs() < 1e-12, "machine {k}: {ran}"),
+                _ => assert!((ran - 1.0).abs() < 1e-12 || (ran - 9.0).abs() < 1e-12, "machine {k}: {ran}"),
+            }
+        }
+        // The trace's duration (2 s) is what the policy saw; without waves every task runs it.
+        let plain = run(&w, &c, &mut Fifo, &SimConfig::default()).unwrap();
+        assert!(plain.runs.iter().all(|x| (x.end - x.start - 2.0).abs() < 1e-12));
     }
 
     /// Overbooking a fungible resource slows tasks in proportion: two tasks each using the

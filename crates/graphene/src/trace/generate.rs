@@ -104,6 +104,18 @@ pub fn generate_from(
     queues: usize,
     seed: u64,
 ) -> Result<Workload> {
+    generate_from_named(sources, n, arrival, queues, seed).map(|(w, _)| w)
+}
+
+/// [`generate_from`], also giving the name each job's DAG had before it was renamed after the
+/// job (the same draws).
+pub fn generate_from_named(
+    sources: &[&[Dag]],
+    n: usize,
+    arrival: ArrivalProcess,
+    queues: usize,
+    seed: u64,
+) -> Result<(Workload, Vec<String>)> {
     let sources: Vec<&[Dag]> = sources.iter().copied().filter(|s| !s.is_empty()).collect();
     crate::limits::current().check_jobs(n as u64, "--jobs")?;
     if queues == 0 {
@@ -118,6 +130,7 @@ pub fn generate_from(
     let queue_names: Vec<String> = (0..queues).map(queue_name).collect();
     let mut t = 0.0f64;
     let mut jobs = Vec::with_capacity(n);
+    let mut drawn = Vec::with_capacity(n);
     for i in 0..n {
         let at = match arrival {
             ArrivalProcess::AllAtOnce => 0.0,
@@ -135,11 +148,11 @@ pub fn generate_from(
         let from = if sources.len() == 1 { sources[0] } else { sources[pick.gen_range(0..sources.len())] };
         let mut dag = from[pick.gen_range(0..from.len())].clone();
         let name = job_name(i, n);
-        dag.name = name.clone();
+        drawn.push(std::mem::replace(&mut dag.name, name.clone()));
         let q = queue_names[queue.gen_range(0..queues)].clone();
         jobs.push(Job { name, arrival: at, queue: q, dag });
     }
-    Ok(Workload { jobs })
+    Ok((Workload { jobs }, drawn))
 }
 
 #[cfg(test)]

@@ -14,7 +14,8 @@
 //! What differs from spark-sched-sim itself, and why: its simulator draws each task's duration
 //! at run time from the wave and executor count of the moment (and adds moving delays); a
 //! trace here fixes durations when it is written, so that every scheduler replays the same
-//! work.
+//! work. [`waves_sidecar`] (`gen-trace --waves-out`) writes the samples beside the trace so that
+//! `replay --waves` can draw them at run time as spark-sched-sim does ([`crate::sim::waves`]).
 //!
 //! # Sizes without a file: 50g, 80g, 100g ([`sources_sized`], `--sizes`)
 //!
@@ -114,16 +115,7 @@ pub fn sources_sized(paths: &[PathBuf], sizes: Option<&[u32]>, executors: u32) -
     }
     let mut held: Vec<(u32, &[Dag])> = Vec::new();
     for (p, dags) in paths.iter().zip(&per_file) {
-        let label = match tpch::input_size(&formats::read_text(p)?).map_err(|e| e.in_file(p))? {
-            Some(label) => label,
-            None => formats::stem(p).strip_prefix("tpch-").unwrap_or_default().to_string(),
-        };
-        let size = parse_size(label.trim()).ok_or_else(|| {
-            Error::Usage(format!(
-                "--sizes: cannot tell the TPC-H size of {} (its input_size, else a name tpch-<N>g, should be like 20g)",
-                p.display()
-            ))
-        })?;
+        let size = file_size(p)?;
         if let Some((_, _)) = held.iter().find(|(s, _)| *s == size) {
             return Err(Error::Usage(format!("--sizes: two files hold size {size}g (one file per size)")));
         }
@@ -149,6 +141,97 @@ pub fn sources_sized(paths: &[PathBuf], sizes: Option<&[u32]>, executors: u32) -
             extrapolate(lo_dags, lo, hi_dags, hi, size)
         })
         .collect()
+}
+
+/// The TPC-H size of file `p` in GB: its `input_size`, else its name `tpch-<N>g`.
+fn file_size(p: &std::path::Path) -> Result<u32> {
+    let label = match tpch::input_size(&formats::read_text(p)?).map_err(|e| e.in_file(p))? {
+        Some(label) => label,
+        None => formats::stem(p).strip_prefix("tpch-").unwrap_or_default().to_string(),
+    };
+    parse_size(label.trim()).ok_or_else(|| {
+        Error::Usage(format!(
+            "--sizes: cannot tell the TPC-H size of {} (its input_size, else a name tpch-<N>g, should be like 20g)",
+            p.display()
+        ))
+    })
+}
+
+/// The `replay --waves` sidecar of a workload drawn from [`sources_sized`]`(paths, sizes,
+/// executors)` (`gen-trace --waves-out`, [`crate::sim::waves`]): `drawn[i]` is the DAG job `i`
+/// of `jobs` was drawn from. A DAG a file holds gets that file's three sample lists per stage,
+/// as measured. A made DAG (`tpch-<S>g-fit-q<k>`, the module doc's sizes) gets the lists of
+/// the same query and stage in the largest file, every sample scaled by the made stage's task
+/// duration over that file's (both stage means at `executors`): the lists keep their shape
+/// across waves and executor counts and their mean moves as the made durations do.
+pub fn waves_sidecar(
+    paths: &[PathBuf],
+    sizes: Option<&[u32]>,
+    executors: u32,
+    jobs: &[String],
+    drawn: &[String],
+) -> Result<crate::sim::waves::Sidecar> {
+    use crate::sim::waves::{Sidecar, StageSamples, FORMAT};
+    use std::collections::{BTreeMap, HashMap};
+    let lists = sources_sized(paths, sizes, executors)?;
+    let per_file = sources(paths, executors)?;
+    let mut raw: HashMap<String, Vec<(String, StageSamples)>> = HashMap::new();
+    let mut largest: Option<(u32, usize)> = None;
+    for (fi, p) in paths.iter().enumerate() {
+        let text = formats::read_text(p)?;
+        for (name, stages) in tpch::wave_samples(&text, &formats::stem(p)).map_err(|e| e.in_file(p))? {
+            raw.insert(name, stages);
+        }
+        if sizes.is_some() {
+            let size = file_size(p)?;
+            if largest.is_none_or(|(s, _)| size > s) {
+                largest = Some((size, fi));
+            }
+        }
+    }
+    let made: HashMap<&str, &Dag> = lists.iter().flatten().map(|d| (d.name.as_str(), d)).collect();
+    let stage_duration = |d: &Dag, k: usize| d.tasks[d.stages[k].first as usize].duration;
+    let mut dags = BTreeMap::new();
+    for name in drawn {
+        if dags.contains_key(name) {
+            continue;
+        }
+        let stages: Vec<(String, StageSamples)> = if let Some(stages) = raw.get(name) {
+            stages.clone()
+        } else {
+            let (Some(dag), Some((_, hi))) = (made.get(name.as_str()), largest) else {
+                return Err(Error::Usage(format!("--waves-out: no TPC-H file holds the samples of DAG {name}")));
+            };
+            let query = name.rsplit('-').next().unwrap_or(name);
+            let hi_dag = per_file[hi].iter().find(|d| d.name.rsplit('-').next() == Some(query));
+            let hi_raw = hi_dag.and_then(|d| raw.get(&d.name).map(|r| (d, r)));
+            let Some((hi_dag, hi_raw)) = hi_raw else {
+                return Err(Error::Usage(format!(
+                    "--waves-out: the largest file has no query {query} to scale for {name}"
+                )));
+            };
+            hi_raw
+                .iter()
+                .map(|(stage, samples)| {
+                    let k = dag.stages.iter().position(|s| &s.name == stage);
+                    let h = hi_dag.stages.iter().position(|s| &s.name == stage);
+                    match (k, h) {
+                        (Some(k), Some(h)) => {
+                            Ok((stage.clone(), samples.scaled(stage_duration(dag, k) / stage_duration(hi_dag, h))))
+                        }
+                        _ => Err(Error::Usage(format!("--waves-out: stage {stage} of {name} is not in both DAGs"))),
+                    }
+                })
+                .collect::<Result<_>>()?
+        };
+        dags.insert(name.clone(), stages.into_iter().collect::<BTreeMap<_, _>>());
+    }
+    Ok(Sidecar {
+        format: FORMAT.into(),
+        unit: "ms".into(),
+        jobs: jobs.iter().cloned().zip(drawn.iter().cloned()).collect(),
+        dags,
+    })
 }
 
 /// The DAGs of size `size` made from the same queries at sizes `lo` < `hi` < `size` (the module
@@ -367,6 +450,30 @@ mod tests {
         let more = write_files(dir.path(), &[("tpch-20g.json", plain)]);
         let lists = sources_sized(&[paths[0].clone(), more[0].clone()], Some(&[80]), 10).unwrap();
         assert_eq!(lists[0][0].stages[0].len, 117 + 354);
+    }
+
+    /// The `--waves-out` sidecar: a file's DAG carries its lists as measured; a made one the
+    /// largest file's lists scaled by made / 20g stage duration (scan: 2300 ms x (1261.9 / 589)
+    /// / 2.3 s = 2142.4 ms; shuffle: 200 ms x 1 / 0.2; the falling stage: 1000 x 1 / 1).
+    #[test]
+    fn waves_sidecar_scales_the_largest_files_lists_for_made_sizes() {
+        let dir = tempfile::tempdir().unwrap();
+        let (lo, hi) = small_pair();
+        let paths = write_files(dir.path(), &[("a.json", lo), ("b.json", hi)]);
+        let jobs = ["j0".to_string(), "j1".to_string(), "j2".to_string()];
+        let drawn = ["tpch-100g-fit-q6".to_string(), "tpch-10g-q6".to_string(), "tpch-100g-fit-q6".to_string()];
+        let side = waves_sidecar(&paths, Some(&[100, 10]), 10, &jobs, &drawn).unwrap();
+        assert_eq!(side.format, "graphene-waves");
+        assert_eq!(side.jobs["j2"], "tpch-100g-fit-q6");
+        assert_eq!(side.dags.len(), 2);
+        let made = &side.dags["tpch-100g-fit-q6"];
+        let first = |st: &str| made[st].first_wave["10"][0];
+        assert!((first("s0") - 1261.9 / 589.0 * 1000.0).abs() < 1e-6, "{}", first("s0"));
+        assert!((first("s1") - 1000.0).abs() < 1e-6, "{}", first("s1"));
+        assert!((first("s2") - 1000.0).abs() < 1e-9, "{}", first("s2"));
+        assert_eq!(side.dags["tpch-10g-q6"]["s0"].first_wave["10"], [2000.0, 3000.0]);
+        let e = waves_sidecar(&paths, Some(&[100]), 10, &jobs[..1], &["tpch-7g-q6".to_string()]).unwrap_err();
+        assert!(e.to_string().contains("tpch-7g-q6"), "{e}");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 mod replay;
 
-pub use replay::{validate_replay, validate_replay_on};
+pub use replay::{validate_replay, validate_replay_durations, validate_replay_on};
 
 use std::collections::HashMap;
 use std::fmt;

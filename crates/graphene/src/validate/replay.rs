@@ -24,6 +24,19 @@ pub fn validate_replay_on(
     speeds: &[f64],
     result: &SimResult,
 ) -> Vec<Violation> {
+    validate_replay_durations(workload, cluster, speeds, result, true)
+}
+
+/// As [`validate_replay_on`]; with `trace_durations` off (`replay --waves`, where a task runs a
+/// duration drawn at launch, [`crate::sim::waves`]) a task's run is only checked to be finite
+/// and to start after its job arrives, not to last its trace duration.
+pub fn validate_replay_durations(
+    workload: &Workload,
+    cluster: &Cluster,
+    speeds: &[f64],
+    result: &SimResult,
+    trace_durations: bool,
+) -> Vec<Violation> {
     let mut out = Vec::new();
     let id = |job: u32, t: u32| {
         format!("{}/{}", workload.jobs[job as usize].name, workload.jobs[job as usize].dag.task_name(t))
@@ -49,7 +62,7 @@ pub fn validate_replay_on(
             });
         }
         let speed = speeds.get(r.machine as usize).copied().filter(|s| s.is_finite() && *s > 0.0).unwrap_or(1.0);
-        let d = job.dag.tasks[r.task as usize].duration / speed;
+        let d = if trace_durations { job.dag.tasks[r.task as usize].duration / speed } else { 0.0 };
         if !(r.start.is_finite() && r.end.is_finite())
             || r.start < job.arrival
             || r.end - r.start < d * (1.0 - 1e-9) - 1e-9
