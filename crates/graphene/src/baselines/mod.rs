@@ -15,7 +15,7 @@
 mod coffman_graham;
 mod list;
 mod strippart;
-mod tetris;
+pub(crate) mod tetris;
 
 pub use list::{bfs_levels, bottom_levels};
 

@@ -618,7 +618,7 @@ fn simulate(dag: &Dag, cluster: &Cluster, keep: usize) -> Schedule {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+pub(crate) mod tests {
     use std::collections::BTreeMap;
 
     use super::*;

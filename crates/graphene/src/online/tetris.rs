@@ -55,12 +55,20 @@ pub(crate) fn candidates(view: &View, cap: &ResVec, left: &ResVec, chosen: &Hash
         }
         a.normalized_by(cap)
     };
+    // Jobs with a task chosen in this heartbeat: only their stages need the lookup in `chosen`;
+    // every other stage's representative is its lowest runnable task, `runnable_heads`.
+    let chosen_jobs: Vec<u32> = chosen.iter().map(|t| t.job).collect();
     for &job in view.active() {
         let st = view.job_state(job);
-        for &s in &st.runnable_stages {
-            let Some(&t) = st.runnable_in(s).iter().rev().find(|&&t| !chosen.contains(&TaskRef { job, task: t }))
-            else {
-                continue;
+        let touched = chosen_jobs.contains(&job);
+        for (i, &s) in st.runnable_stages.iter().enumerate() {
+            let t = if touched {
+                match st.runnable_in(s).iter().rev().find(|&&t| !chosen.contains(&TaskRef { job, task: t })) {
+                    Some(&t) => t,
+                    None => continue,
+                }
+            } else {
+                st.runnable_heads[i]
             };
             let d = view.requested(job, t);
             if !fits_all(view, &d, left, cap) {
