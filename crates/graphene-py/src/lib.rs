@@ -227,7 +227,6 @@ pub(crate) fn replay_opts(o: &Opts) -> PyResult<ReplayOptions> {
         container_overhead: o.take("container_overhead")?.unwrap_or(0.0),
         online_rules: o.take("online_rules")?.unwrap_or(d.online_rules),
         srpt_term: o.take("srpt_term")?.unwrap_or(d.srpt_term),
-        job_order: o.take("job_order")?.unwrap_or(d.job_order),
         eta: o.take_any("eta")?.map(|k| k.str().map(|s| s.to_string())).transpose()?.unwrap_or(d.eta),
         rp: o.take("rp")?,
         overbook_limit: o.take("overbook_limit")?,

@@ -14,7 +14,7 @@ use crate::formats::{self, Format, LoadOptions};
 use crate::metrics;
 use crate::model::{Cluster, ClusterSpec, Dag, Workload};
 use crate::offline::PlacementKey;
-use crate::online::{self, Charge, Eta, GrapheneOnline, JobOrder, OnlineSettings, SrptTerm};
+use crate::online::{self, Charge, Eta, GrapheneOnline, OnlineSettings, SrptTerm};
 use crate::sim::{self, Misestimated, SimConfig, SimResult};
 use crate::trace::{self, ArrivalProcess, TraceFormat, TraceOptions};
 use crate::validate::Violation;
@@ -483,8 +483,6 @@ pub struct ReplayOptions {
     pub online_rules: String,
     /// `--srpt-term`: "work" (the paper's) or "rank".
     pub srpt_term: String,
-    /// `--job-order`: "task" (the paper's, every candidate on its own) or "job".
-    pub job_order: String,
     pub eta: String,
     pub rp: Option<f64>,
     pub overbook_limit: Option<f64>,
@@ -522,7 +520,6 @@ impl Default for ReplayOptions {
             container_overhead: 0.0,
             online_rules: "default".into(),
             srpt_term: "work".into(),
-            job_order: "task".into(),
             eta: "auto".into(),
             rp: None,
             overbook_limit: None,
@@ -622,11 +619,6 @@ impl ReplayOptions {
             "work" => SrptTerm::Work,
             "rank" => SrptTerm::Rank,
             other => return Err(Error::Usage(format!("--srpt-term '{other}' must be work or rank"))),
-        };
-        cfg.job_order = match self.job_order.as_str() {
-            "task" => JobOrder::Task,
-            "job" => JobOrder::Job,
-            other => return Err(Error::Usage(format!("--job-order '{other}' must be task or job"))),
         };
         cfg.paper_rules = match self.online_rules.as_str() {
             "default" => false,

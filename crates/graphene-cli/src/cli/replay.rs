@@ -78,11 +78,6 @@ pub struct Common {
     /// scaled to [0, 1], times eta x the mean packing score; see BENCHMARKS' online robustness).
     #[arg(long, value_name = "TERM", default_value = "work", value_parser = ["work", "rank"])]
     pub srpt_term: String,
-    /// graphene: how candidates of different jobs are ordered: `task` (the paper's: each by its
-    /// own perfScore) or `job` (jobs by their best candidate, a job's candidates together in its
-    /// own order; see BENCHMARKS' online robustness).
-    #[arg(long, value_name = "ORDER", default_value = "task", value_parser = ["task", "job"])]
-    pub job_order: String,
     /// graphene: weight of shortest-remaining-work against packing x priority, or "auto".
     #[arg(long, value_name = "E|auto", default_value = "auto")]
     pub eta: String,
@@ -206,7 +201,6 @@ impl Common {
             container_overhead: self.container_overhead,
             online_rules: self.online_rules.clone(),
             srpt_term: self.srpt_term.clone(),
-            job_order: self.job_order.clone(),
             eta: self.eta.clone(),
             rp: self.rp,
             overbook_limit: self.overbook_limit,

@@ -73,21 +73,6 @@ pub enum SrptTerm {
     Rank,
 }
 
-/// How candidates of different jobs are ordered against each other (`--job-order`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum JobOrder {
-    /// Every candidate by its own perfScore (the paper's rule, and the default).
-    Task,
-    /// Jobs by their best candidate's perfScore; all of a job's candidates then follow in the
-    /// job's own order (perfScore) before the next job's. Why: a job with a wide stage of
-    /// independent tasks (BLAST's ~1,000 searches) gets priScores spread from 1 down to 0 by
-    /// their start in its offline schedule, so with per-task ordering its later tasks rank
-    /// below other jobs' frontier tasks and the big jobs interleave, each finishing late;
-    /// per-job ordering serves the job that SRPT and packing chose until it has nothing that
-    /// fits, as SRPT intends.
-    Job,
-}
-
 /// What one allocation charges the deficit counters, in the fairness mode's unit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Charge {
@@ -132,8 +117,6 @@ pub struct GrapheneOnline {
     pub paper_rules: bool,
     /// The SRPT term's units.
     pub srpt_term: SrptTerm,
-    /// How candidates of different jobs are ordered.
-    pub job_order: JobOrder,
 }
 
 impl Default for GrapheneOnline {
@@ -156,7 +139,6 @@ impl Default for GrapheneOnline {
             offline_machines: 10,
             paper_rules: false,
             srpt_term: SrptTerm::Work,
-            job_order: JobOrder::Task,
         }
     }
 }
@@ -179,9 +161,6 @@ struct Cand {
     p: f64,
     srpt: f64,
     perf: f64,
-    /// The key across jobs: `perf` itself, or with [`JobOrder::Job`] the best `perf` among the
-    /// job's candidates in this pass.
-    rank: f64,
 }
 
 pub struct Graphene {
@@ -287,16 +266,12 @@ impl Graphene {
 /// The candidate order: best perfScore first; ties go to the job that arrived first (SRPT with a
 /// stable FIFO tie-break, so one job's preferred order is completed rather than interleaved with
 /// an identical job's).
-///
-/// `rank` leads (it equals `perf` under [`JobOrder::Task`], so there the order is perfScore,
-/// srpt, arrival, job, stage); `perf` after the job separates a job's own candidates.
 fn cand_order(a: &Cand, b: &Cand) -> std::cmp::Ordering {
-    b.rank
-        .total_cmp(&a.rank)
+    b.perf
+        .total_cmp(&a.perf)
         .then(a.srpt.total_cmp(&b.srpt))
         .then(a.arrival.total_cmp(&b.arrival))
         .then(a.job.cmp(&b.job))
-        .then(b.perf.total_cmp(&a.perf))
         .then(a.stage.cmp(&b.stage))
 }
 
@@ -450,7 +425,6 @@ impl Policy for Graphene {
                         p: p * pri,
                         srpt: info.srpt,
                         perf: 0.0,
-                        rank: 0.0,
                     });
                 }
             }
@@ -496,17 +470,6 @@ impl Policy for Graphene {
             } else {
                 for c in cands.iter_mut() {
                     c.perf = c.p - eta * c.srpt;
-                }
-            }
-            // The key across jobs. A job's candidates are contiguous in `cands` (pushed job by
-            // job), so its best perfScore is one sweep away.
-            match self.cfg.job_order {
-                JobOrder::Task => cands.iter_mut().for_each(|c| c.rank = c.perf),
-                JobOrder::Job => {
-                    for run in cands.chunk_by_mut(|a, b| a.job == b.job) {
-                        let best = run.iter().map(|c| c.perf).fold(f64::NEG_INFINITY, f64::max);
-                        run.iter_mut().for_each(|c| c.rank = best);
-                    }
                 }
             }
             // Sorted lazily (in `cand_order`), a chunk at a time: a walk rarely goes past the first `bundle`

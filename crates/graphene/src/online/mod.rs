@@ -19,7 +19,7 @@ mod tetris;
 
 pub use capacity::{CapacityScheduler, CsAccounting, CsYarn};
 pub use fifo::Fifo;
-pub use graphene::{Charge, Eta, Graphene, GrapheneOnline, JobOrder, SrptTerm, CHARGE_WINDOW_S};
+pub use graphene::{Charge, Eta, Graphene, GrapheneOnline, SrptTerm, CHARGE_WINDOW_S};
 pub use priority_cache::PriorityCache;
 pub use slearn::{pilots_for, Estimate, SLearn, THIN_LIMIT};
 pub use tetris::Tetris;
