@@ -488,7 +488,7 @@ pub struct ReplayOptions {
     pub overbook_limit: Option<f64>,
     /// "slot" or "drf".
     pub fairness: String,
-    /// "time" or "task".
+    /// "time", "time-bounded" or "task".
     pub charge: String,
     pub queues: Option<String>,
     pub heartbeat: f64,
@@ -652,8 +652,9 @@ impl ReplayOptions {
         }
         cfg.charge = match self.charge.as_str() {
             "time" => Charge::Time,
+            "time-bounded" => Charge::TimeBounded,
             "task" => Charge::Task,
-            other => return Err(Error::Usage(format!("--charge '{other}' must be time or task"))),
+            other => return Err(Error::Usage(format!("--charge '{other}' must be time, time-bounded or task"))),
         };
         cfg.fairness = match self.fairness.as_str() {
             "slot" => FairnessMode::Slot,

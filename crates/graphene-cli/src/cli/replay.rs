@@ -92,8 +92,10 @@ pub struct Common {
     /// graphene: fairness unit for the deficit counters.
     #[arg(long, value_enum, default_value = "drf")]
     pub fairness: Fairness,
-    /// graphene: what a launch charges the deficit counters: `time` (unit x estimated duration /
-    /// 60 s, so kappa bounds resource-time) or `task` (the unit alone, per launch, as the paper).
+    /// graphene (and tetris's gate): what a launch charges the deficit counters: `time` (unit x
+    /// estimated duration / 60 s, so kappa bounds resource-time), `time-bounded` (the same, but
+    /// no launch charges more than kappa x C, the look-ahead rule's proof condition) or `task`
+    /// (the unit alone, per launch, as the paper).
     #[arg(long, value_enum, default_value = "time")]
     pub charge: ChargeArg,
     /// Queue shares, e.g. q0=0.5,q1=0.5 [default: equal shares of the trace's queues].
@@ -165,6 +167,7 @@ pub enum TableFormat {
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum ChargeArg {
     Time,
+    TimeBounded,
     Task,
 }
 
@@ -211,6 +214,7 @@ impl Common {
             .into(),
             charge: match self.charge {
                 ChargeArg::Time => "time",
+                ChargeArg::TimeBounded => "time-bounded",
                 ChargeArg::Task => "task",
             }
             .into(),

@@ -236,12 +236,14 @@ fn realized_schedules_pass_the_replay_checker_and_tampering_is_caught() {
 /// The fairness bound, in the simulator: with kappa set, Graphene keeps every queue's deficit
 /// within kappa x C at all times for two queues (its look-ahead rule; allocations here are
 /// smaller than kappa x C, the proof's condition) and within kappa x C + 2F for three and four
-/// queues (F the largest single charge; the bound the fairness module's property test observes), and the counters do get close to the bound, so
-/// the check is not vacuous.
+/// queues (F the largest single charge; the bound the fairness module's property test
+/// observes), and the counters do get close to the bound, so the check is not vacuous. With
+/// `time-bounded` charges no launch charges more than kappa x C, so the same bounds hold for a
+/// kappa below the largest resource-time charge too (F then at most kappa x C).
 #[test]
 fn deficits_stay_within_kappa_c_in_the_simulator() {
     use graphene::model::ClusterSpec;
-    use graphene::online::{Charge, Graphene, GrapheneOnline, CHARGE_WINDOW_S};
+    use graphene::online::{Charge, Graphene, GrapheneOnline};
     use graphene::sim::{run, SimConfig};
     use graphene::trace::{load, TraceOptions};
 
@@ -251,7 +253,7 @@ fn deficits_stay_within_kappa_c_in_the_simulator() {
         let cluster =
             ClusterSpec::uniform(2, ClusterSpec::default_capacity()).resolve(&w.jobs[0].dag.resources).unwrap();
         let total = cluster.total_capacity();
-        for charge in [Charge::Task, Charge::Time] {
+        for charge in [Charge::Task, Charge::Time, Charge::TimeBounded] {
             // F: the largest single charge: a task's dominant share (DRF, C = 1), times its
             // duration over the charge window when charges are resource-time.
             let f = w
@@ -263,14 +265,13 @@ fn deficits_stay_within_kappa_c_in_the_simulator() {
                         .filter(|&r| total.0[r] > 0.0)
                         .map(|r| t.demand.0[r] / total.0[r])
                         .fold(0.0, f64::max);
-                    match charge {
-                        Charge::Task => share,
-                        Charge::Time => share * t.duration / CHARGE_WINDOW_S,
-                    }
+                    charge.amount(share, t.duration, None)
                 })
                 .fold(0.0, f64::max);
             let mut closest: f64 = 0.0;
-            for kappa in [f, 0.2, 0.4] {
+            let kappas: &[f64] =
+                if charge == Charge::TimeBounded { &[f / 4.0, f / 2.0, f, 0.2] } else { &[f, 0.2, 0.4] };
+            for &kappa in kappas {
                 let cfg = GrapheneOnline {
                     kappa: Some(kappa),
                     charge,
@@ -280,7 +281,7 @@ fn deficits_stay_within_kappa_c_in_the_simulator() {
                 let mut g = Graphene::new(cfg);
                 run(&w, &cluster, &mut g, &SimConfig::default()).unwrap();
                 let seen = g.deficits().max_seen();
-                let bound = if queues == 2 { kappa } else { kappa + 2.0 * f };
+                let bound = if queues == 2 { kappa } else { kappa + 2.0 * f.min(kappa) };
                 assert!(seen <= bound + 1e-9, "{queues} queues, {charge:?}, kappa {kappa}: deficit {seen} > {bound}");
                 closest = closest.max(seen / kappa);
             }

@@ -17,7 +17,7 @@
 
 use std::collections::VecDeque;
 
-use super::{Charge, TaskRef, CHARGE_WINDOW_S};
+use super::{Charge, TaskRef};
 use crate::fairness::{Deficits, FairnessMode};
 use crate::model::ResVec;
 use crate::sim::View;
@@ -75,10 +75,7 @@ impl FairGate {
     /// What launching task `t` of `job` charges (the same as Graphene's counters).
     pub fn charge_of(&self, view: &View, total: &ResVec, job: u32, t: u32) -> f64 {
         let f = self.fairness.factor(&view.requested(job, t), total, view.dims);
-        match self.charge {
-            Charge::Task => f,
-            Charge::Time => f * view.estimated_duration(job, t) / CHARGE_WINDOW_S,
-        }
+        self.charge.amount(f, view.estimated_duration(job, t), self.deficits.limit())
     }
 
     /// Starts a heartbeat: the tentative counters follow this heartbeat's picks.

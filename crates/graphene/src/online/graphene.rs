@@ -84,6 +84,28 @@ pub enum Charge {
     /// that forced the deficits to their bound within two minutes and cost 36% mean JCT against
     /// no fairness at all, where resource-time charges cost 6% (BENCHMARKS.md).
     Time,
+    /// As `Time`, but no single launch charges more than the bound kappa x C itself: the
+    /// look-ahead rule keeps deficits within the bound only for allocations smaller than it (the
+    /// fairness module's proof condition). A 2,000 s task of a tenth of the cluster charges
+    /// about 3 x kappa x C in resource-time, so it can never pass the strict walk and runs only
+    /// when it would otherwise leave a machine idle; on a `deep` workload whose BLAST jobs hold
+    /// such tasks that cost graphene 11% of its mean JCT (BENCHMARKS.md, session 13).
+    TimeBounded,
+}
+
+impl Charge {
+    /// What one launch charges: `factor` (the fairness mode's unit for the task's demand),
+    /// the task's estimated duration `duration`, and the bound kappa x C when fairness is on.
+    pub fn amount(self, factor: f64, duration: f64, limit: Option<f64>) -> f64 {
+        match self {
+            Charge::Task => factor,
+            Charge::Time => factor * duration / CHARGE_WINDOW_S,
+            Charge::TimeBounded => {
+                let c = factor * duration / CHARGE_WINDOW_S;
+                limit.map_or(c, |l| c.min(l))
+            }
+        }
+    }
 }
 
 /// The time unit of [`Charge::Time`]: kappa x C then bounds unfairness to kappa of the cluster
@@ -249,10 +271,8 @@ impl Graphene {
     /// What launching task `t` of `job` charges the deficit counters.
     fn charge_of(&self, view: &View, total: &ResVec, job: u32, t: u32) -> f64 {
         let f = self.cfg.fairness.factor(&view.requested(job, t), total, view.dims);
-        match if self.cfg.paper_rules { Charge::Task } else { self.cfg.charge } {
-            Charge::Task => f,
-            Charge::Time => f * view.estimated_duration(job, t) / CHARGE_WINDOW_S,
-        }
+        let charge = if self.cfg.paper_rules { Charge::Task } else { self.cfg.charge };
+        charge.amount(f, view.estimated_duration(job, t), self.deficits.limit())
     }
 
     fn ensure_group(&mut self, g: usize) {
