@@ -16,7 +16,10 @@
 //!             "dags": [{"file": "tpch-2g.json", "format": "tpch"}], "executors": 20,
 //!             "demands": "mixed", "demand_seed": 7}
 //! ```
-//! `machines` and `overbook` are a cluster file's (`--cluster` reads the same object).
+//! `machines` and `overbook` are a cluster file's (`--cluster` reads the same object). A model
+//! trained with wave durations (`train-decima --waves`) also has `"waves": {"moving_delay": 2.0}`;
+//! a run with `replay --waves` and a model without it, or the other way round, differ in
+//! `durations`.
 
 use std::collections::BTreeMap;
 use std::fmt;
