@@ -132,7 +132,9 @@ pub fn load_for_mean_gap(dags: &[Dag], cluster: &Cluster, mean_gap: f64, sample:
 
 /// The setting a run of [`train`] on `cluster` with `cfg` is for, as the weights file records
 /// it: `load` is the offered load the arrival rate gives (target or estimate), `dags` where
-/// the jobs come from, `executors`, `demands` and `demand_seed` how their DAGs were read.
+/// the jobs come from, `executors`, `demands` and `demand_seed` how their DAGs were read,
+/// `waves` the wave durations of every episode, if any.
+#[allow(clippy::too_many_arguments)]
 pub fn setting(
     cluster: &Cluster,
     cfg: &TrainConfig,
