@@ -917,3 +917,36 @@ fn train_decima_waves_is_seeded_recorded_and_warned_about() {
     let e = cli(&args).ok().stderr;
     assert!(e.contains("durations: model trained with wave durations"), "{e}");
 }
+
+/// `decima-sss-100g-waves.json`, the full-mix model trained with `--waves`: its file is what
+/// this build writes, its setting is `decima-sss-100g.json`'s plus the waves (moving delay 2
+/// s); on a 2g-100g trace replayed with its sidecar it gives no warning, without `--waves` it
+/// warns about the durations, and the model trained without waves warns the other way round.
+#[test]
+fn the_full_mix_waves_model_has_its_setting() {
+    let path = repo("crates/graphene/models/decima-sss-100g-waves.json");
+    let m = Model::load(&path).expect("the model loads");
+    assert_eq!(m.to_json(), std::fs::read_to_string(&path).unwrap(), "the file is what this build writes");
+    let s = m.setting().unwrap().expect("a setting");
+    assert_eq!(s.waves, Some(decima::setting::WavesSetting { moving_delay: 2.0 }));
+    let plain = Model::load(&repo("crates/graphene/models/decima-sss-100g.json")).unwrap().setting().unwrap().unwrap();
+    assert_eq!(decima::Setting { waves: None, ..s.clone() }, plain, "the same setting but the waves");
+    assert_eq!(m.trained["sizes"], serde_json::json!(["2g", "5g", "10g", "20g", "50g", "80g", "100g"]));
+    assert_eq!(m.scaling().unwrap(), decima::features::Scaling::Log);
+
+    let dir = tempdir();
+    let side = dir.path().join("w.json");
+    let sizes = ["--sizes", "2g,5g,10g,20g,50g,80g,100g", "--seed", "7001", "--waves-out", side.to_str().unwrap()];
+    let Some(t) = spark_sched_sim_trace(dir.path(), &sizes) else {
+        return;
+    };
+    let one_slot = ["--machines", "10", "--capacity", "cpu=1,mem=1,disk=1,net=1"];
+    let waves = [&one_slot[..], &["--waves", side.to_str().unwrap()]].concat();
+    let e = replay_decima(&t, Some(&path), dir.path(), &waves);
+    assert!(!e.contains("warning"), "its own setting: {e}");
+    let e = replay_decima(&t, Some(&path), dir.path(), &one_slot);
+    assert!(e.contains("decima-sss-100g-waves.json was trained for another setting (1 field(s)"), "{e}");
+    assert!(e.contains("durations: model trained with wave durations"), "{e}");
+    let e = replay_decima(&t, Some(&repo("crates/graphene/models/decima-sss-100g.json")), dir.path(), &waves);
+    assert!(e.contains("durations: model trained with the trace's durations (no --waves)"), "{e}");
+}
