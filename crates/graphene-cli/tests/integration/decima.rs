@@ -920,7 +920,7 @@ fn train_decima_waves_is_seeded_recorded_and_warned_about() {
 
 /// `decima-sss-100g-waves.json`, the full-mix model trained with `--waves`: its file is what
 /// this build writes, its setting is `decima-sss-100g.json`'s plus the waves (moving delay 2
-/// s); on a 2g-100g trace replayed with its sidecar it gives no warning, without `--waves` it
+/// s), as `decima-sss-waves.json`'s is `decima-sss.json`'s; on a 2g-100g trace replayed with its sidecar it gives no warning, without `--waves` it
 /// warns about the durations, and the model trained without waves warns the other way round.
 #[test]
 fn the_full_mix_waves_model_has_its_setting() {
@@ -933,6 +933,12 @@ fn the_full_mix_waves_model_has_its_setting() {
     assert_eq!(decima::Setting { waves: None, ..s.clone() }, plain, "the same setting but the waves");
     assert_eq!(m.trained["sizes"], serde_json::json!(["2g", "5g", "10g", "20g", "50g", "80g", "100g"]));
     assert_eq!(m.scaling().unwrap(), decima::features::Scaling::Log);
+    // The 2g-20g model trained with waves: decima-sss.json's setting plus the waves.
+    let small = Model::load(&repo("crates/graphene/models/decima-sss-waves.json")).unwrap();
+    let small_plain = Model::load(&repo("crates/graphene/models/decima-sss.json")).unwrap().setting().unwrap().unwrap();
+    let s2 = small.setting().unwrap().unwrap();
+    assert_eq!(s2.waves, Some(decima::setting::WavesSetting { moving_delay: 2.0 }));
+    assert_eq!(decima::Setting { waves: None, ..s2 }, small_plain);
 
     let dir = tempdir();
     let side = dir.path().join("w.json");
