@@ -811,7 +811,8 @@ pub fn decima_warning(setup: &ReplaySetup) -> Result<Option<String>> {
         Some(p) => (Model::load(p)?, p.display().to_string()),
         None => (Model::bundled()?, "(bundled models/decima-tpch.json)".to_string()),
     };
-    let run = RunShape::of(&setup.workload, &setup.cluster, &setup.cfg.speeds, setup.cfg.heartbeat);
+    let mut run = RunShape::of(&setup.workload, &setup.cluster, &setup.cfg.speeds, setup.cfg.heartbeat);
+    run.waves = setup.cfg.waves.as_ref().map(|w| w.moving_delay);
     Ok(setting::warning(model.setting()?.as_ref(), &source, &run))
 }
 

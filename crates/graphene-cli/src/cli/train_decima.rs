@@ -66,6 +66,17 @@ pub struct Args {
     /// file as `trained.freed` [default: --init's, else any-job].
     #[arg(long, value_name = "RULE", value_parser = ["any-job", "own-job"])]
     pub freed: Option<String>,
+    /// With --style spark-sched-sim: every training episode and held-out workload runs
+    /// wave- and parallelism-dependent task durations, drawn as `replay --waves` draws them
+    /// from the sidecar `gen-trace --waves-out` would write for the drawn sequence (made in
+    /// memory, no files); kept in the file as the setting's `waves`, so that a replay without
+    /// --waves warns [default: off].
+    #[arg(long)]
+    pub waves: bool,
+    /// With --waves: seconds an executor (machine) travels when it moves to another job
+    /// (spark-sched-sim's moving_delay, as replay's --moving-delay) [default: 2].
+    #[arg(long, value_name = "SECONDS", requires = "waves")]
+    pub moving_delay: Option<f64>,
     #[command(flatten)]
     pub steps: Steps<Decima>,
     /// Mean episode length in seconds at the start, its growth per iteration and its cap.
@@ -120,6 +131,14 @@ pub fn run(a: Args) -> Result<i32> {
     if sizes.is_some() && !sss {
         return Err(Error::Usage("--sizes goes with --style spark-sched-sim (TPC-H input sizes)".into()));
     }
+    if a.waves && !sss {
+        return Err(Error::Usage(
+            "--waves goes with --style spark-sched-sim (Decima's TPC-H wave samples; see gen-trace --waves-out)".into(),
+        ));
+    }
+    if let Some(d) = a.moving_delay {
+        graphene::limits::check_seconds(d, "--moving-delay", "moving delay")?;
+    }
     if sss {
         super::gen_trace::refuse_with_sss(&a.input, &[])?;
     }
@@ -159,12 +178,19 @@ pub fn run(a: Args) -> Result<i32> {
         max_jobs: a.jobs,
         heartbeat: a.heartbeat,
     };
+    let waves = if a.waves {
+        let library = trace::spark_sched_sim::WaveLibrary::load(&a.dags, sizes.as_deref(), a.input.executors)?;
+        let mut w = decima::TrainWaves::new(library);
+        if let Some(d) = a.moving_delay {
+            w.moving_delay = d;
+        }
+        Some(w)
+    } else {
+        None
+    };
     // Held-out sequences: seeds no training iteration uses (those hash the seed with 2i, 2i+1).
     let held_out_seeds: Vec<u64> = (0..a.eval_traces).map(|i| decima::train::mix(seed, (1 << 41) + i as u64)).collect();
-    let eval: Vec<_> = held_out_seeds
-        .iter()
-        .map(|&s| trace::generate_from(&sources, a.eval_jobs, ArrivalProcess::Poisson { mean: mean_gap }, 1, s))
-        .collect::<Result<_>>()?;
+    let eval = decima::train::held_out(&sources, a.eval_jobs, mean_gap, &held_out_seeds, waves.as_ref())?;
     let mut init = a.output.initial(seed)?;
     let has_init = a.output.init.is_some();
     let scaling = option_or_init(
@@ -201,7 +227,7 @@ pub fn run(a: Args) -> Result<i32> {
     };
     let quiet = a.output.quiet;
     let started = std::time::Instant::now();
-    let trained = decima::train_from(&sources, &cluster, &cfg, &init, &eval, a.eval_every, &mut |s| {
+    let trained = decima::train_with(&sources, waves.as_ref(), &cluster, &cfg, &init, &eval, a.eval_every, &mut |s| {
         if let Some(b) = &bar {
             b.set_position(s.iteration as u64);
             b.set_message(format!("episode {:.0} s, {:.2} jobs in system", s.episode, s.jobs_in_system));
@@ -233,7 +259,8 @@ pub fn run(a: Args) -> Result<i32> {
         .collect();
     let demands =
         if sss { "spark-sched-sim".into() } else { a.input.demands.clone().unwrap_or_else(|| "default".into()) };
-    let setting = decima::train::setting(&cluster, &cfg, Some(load), sources, a.input.executors, &demands, seed);
+    let setting =
+        decima::train::setting(&cluster, &cfg, Some(load), sources, a.input.executors, &demands, seed, waves.as_ref());
     model.trained = serde_json::json!({
         "dags": dag_names,
         "machines": cluster.len(),
@@ -249,6 +276,9 @@ pub fn run(a: Args) -> Result<i32> {
         if let Some(sizes) = &sizes {
             model.trained["sizes"] = sizes.iter().map(|s| format!("{s}g")).collect::<Vec<_>>().into();
         }
+        if let Some(w) = &waves {
+            model.trained["waves"] = serde_json::json!({"moving_delay": w.moving_delay});
+        }
     }
     model.set_scaling(scaling);
     model.set_freed(freed);
@@ -257,12 +287,13 @@ pub fn run(a: Args) -> Result<i32> {
     if !a.output.quiet {
         let kept = train_args::kept(trained.best_at, |jct| format!("held-out mean JCT {jct:.2} s"));
         eprintln!(
-            "train-decima: {} iterations x {} rollouts in {:.1} s (mean gap {:.2} s, offered load {:.3}), {kept}, wrote {}",
+            "train-decima: {} iterations x {} rollouts in {:.1} s (mean gap {:.2} s, offered load {:.3}{}), {kept}, wrote {}",
             a.steps.iterations,
             a.steps.rollouts,
             started.elapsed().as_secs_f64(),
             mean_gap,
             load,
+            if waves.is_some() { ", wave durations" } else { "" },
             a.output.out.display()
         );
     }

@@ -332,6 +332,7 @@ fn small_setting() -> decima::Setting {
         executors: 20,
         demands: "default".into(),
         demand_seed: 0,
+        waves: None,
     }
 }
 
@@ -619,6 +620,7 @@ fn the_spark_sched_sim_model_has_its_setting() {
         jobs: 50,
         mean_gap: Some(25.8),
         load: s.arrival.load,
+        waves: None,
     };
     assert_eq!(s.differences(&own), vec![]);
     assert_eq!(decima::setting::warning(Some(&s), "decima-sss.json", &own), None);
@@ -631,6 +633,7 @@ fn the_spark_sched_sim_model_has_its_setting() {
         jobs: 200,
         mean_gap: Some(other.arrival.poisson_mean),
         load: other.arrival.load,
+        waves: None,
     };
     let fields: Vec<&str> = s.differences(&tpch).iter().map(|d| d.field).collect();
     assert!(fields.contains(&"capacity") && fields.contains(&"mean arrival gap"), "{fields:?}");
@@ -815,4 +818,141 @@ fn the_full_mix_model_has_its_setting() {
     assert!(!e.contains("warning"), "its own setting: {e}");
     let e = replay_decima(&t, Some(&repo("crates/graphene/models/decima-sss.json")), dir.path(), &one_slot);
     assert!(e.contains("decima-sss.json was trained for another setting") && e.contains("offered load"), "{e}");
+}
+
+/// `train-decima --style spark-sched-sim --waves`: every episode and held-out workload runs
+/// wave durations (the sidecar `gen-trace --waves-out` would write, made in memory), so the
+/// learning curve and the weights differ from the same run without them; the same seed gives
+/// the same bytes; the file records the waves (and `--moving-delay`) in its setting, reads
+/// back and writes the same text; `replay` and `replay-compare --scheduler decima` warn when a
+/// waves-trained model runs without `--waves` and a model trained without them runs with it;
+/// `--waves` without the style is refused.
+#[test]
+fn train_decima_waves_is_seeded_recorded_and_warned_about() {
+    let dir = tempdir();
+    let d = dir.path();
+    let q6 = repo("tests/data/tpch-2g-q6.json");
+    let sss =
+        ["--style", "spark-sched-sim", "--jobs", "8", "--iterations", "2", "--episode-start", "40", "--eval-jobs", "5"];
+    let train = |out: &str, extra: &[&str]| tiny_train(d, &[q6.display().to_string()], &sss, extra, out);
+    train("a.json", &["--waves"]).ok();
+    train("b.json", &["--waves"]).ok();
+    let a = std::fs::read_to_string(d.join("a.json")).unwrap();
+    assert_eq!(a, std::fs::read_to_string(d.join("b.json")).unwrap(), "same seed, same bytes");
+    let m = Model::load(&d.join("a.json")).unwrap();
+    assert_eq!(m.to_json(), a, "the file reads back to the same text");
+    let s = m.setting().unwrap().unwrap();
+    assert_eq!(s.waves, Some(decima::setting::WavesSetting { moving_delay: 2.0 }));
+    assert_eq!(m.trained["waves"], serde_json::json!({"moving_delay": 2.0}));
+    train("c.json", &["--waves", "--moving-delay", "0.5"]).ok();
+    let c = Model::load(&d.join("c.json")).unwrap();
+    assert_eq!(c.setting().unwrap().unwrap().waves, Some(decima::setting::WavesSetting { moving_delay: 0.5 }));
+    train("p.json", &[]).ok();
+    let p = Model::load(&d.join("p.json")).unwrap();
+    assert_eq!(p.setting().unwrap().unwrap().waves, None);
+    assert!(p.trained.get("waves").is_none() && !std::fs::read_to_string(d.join("p.json")).unwrap().contains("waves"));
+    assert_ne!(m.trained["learning_curve"], p.trained["learning_curve"], "held-out scores under wave durations");
+    assert_ne!(m.params, p.params, "episodes under wave durations");
+
+    // Refused: --waves without the style, --moving-delay without --waves or not a duration.
+    let plain = ["--jobs", "8", "--iterations", "1", "--eval-jobs", "5"];
+    let r = tiny_train(d, &[q6.display().to_string()], &plain, &["--waves"], "e.json");
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(r.stderr.contains("--waves goes with --style spark-sched-sim"), "{}", r.stderr);
+    let r = train("e.json", &["--moving-delay", "1"]);
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    let r = train("e.json", &["--waves", "--moving-delay", "-1"]);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(r.stderr.contains("--moving-delay") && !r.stderr.contains("panicked"), "{}", r.stderr);
+    assert!(!d.join("e.json").exists());
+
+    // Replays: a trace of the models' own setting and its sidecar.
+    let (t, w) = (d.join("t.csv"), d.join("w.json"));
+    cli(&[
+        "gen-trace",
+        "--style",
+        "spark-sched-sim",
+        "--dags",
+        q6.to_str().unwrap(),
+        "--jobs",
+        "8",
+        "--arrival",
+        "poisson:4",
+        "--executors",
+        "10",
+        "--seed",
+        "9",
+        "-q",
+        "--out",
+        t.to_str().unwrap(),
+        "--waves-out",
+        w.to_str().unwrap(),
+    ])
+    .ok();
+    let one_slot = ["--machines", "3", "--capacity", "cpu=1,mem=1,disk=1,net=1"];
+    let waves = [&one_slot[..], &["--waves", w.to_str().unwrap()]].concat();
+    let durations = "durations: model trained with";
+    let e = replay_decima(&t, Some(&d.join("a.json")), d, &waves);
+    assert!(!e.contains(durations) && !e.contains("moving delay"), "its own durations: {e}");
+    let e = replay_decima(&t, Some(&d.join("a.json")), d, &one_slot);
+    assert!(
+        e.contains("a.json was trained for another setting")
+            && e.contains("\n  durations: model trained with wave durations (--waves, moving delay 2 s); this run has the trace's durations (no --waves)"),
+        "{e}"
+    );
+    let e = replay_decima(&t, Some(&d.join("p.json")), d, &waves);
+    assert!(
+        e.contains("\n  durations: model trained with the trace's durations (no --waves); this run has wave durations (--waves, moving delay 2 s)"),
+        "{e}"
+    );
+    let e = replay_decima(&t, Some(&d.join("p.json")), d, &one_slot);
+    assert!(!e.contains(durations), "{e}");
+    let e = replay_decima(&t, Some(&d.join("a.json")), d, &[&waves[..], &["--moving-delay", "0.5"]].concat());
+    assert!(e.contains("\n  moving delay: model trained with 2 s; this run has 0.5 s"), "{e}");
+    let m = d.join("a.json");
+    let mut args = vec!["replay-compare", t.to_str().unwrap(), "--schedulers", "fifo,decima", "--decima-model"];
+    args.push(m.to_str().unwrap());
+    args.extend(["--baseline", "fifo", "-q"]);
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).chain(one_slot.iter().map(|s| s.to_string())).collect();
+    let e = cli(&args).ok().stderr;
+    assert!(e.contains("durations: model trained with wave durations"), "{e}");
+}
+
+/// `decima-sss-100g-waves.json`, the full-mix model trained with `--waves`: its file is what
+/// this build writes, its setting is `decima-sss-100g.json`'s plus the waves (moving delay 2
+/// s), as `decima-sss-waves.json`'s is `decima-sss.json`'s; on a 2g-100g trace replayed with its sidecar it gives no warning, without `--waves` it
+/// warns about the durations, and the model trained without waves warns the other way round.
+#[test]
+fn the_full_mix_waves_model_has_its_setting() {
+    let path = repo("crates/graphene/models/decima-sss-100g-waves.json");
+    let m = Model::load(&path).expect("the model loads");
+    assert_eq!(m.to_json(), std::fs::read_to_string(&path).unwrap(), "the file is what this build writes");
+    let s = m.setting().unwrap().expect("a setting");
+    assert_eq!(s.waves, Some(decima::setting::WavesSetting { moving_delay: 2.0 }));
+    let plain = Model::load(&repo("crates/graphene/models/decima-sss-100g.json")).unwrap().setting().unwrap().unwrap();
+    assert_eq!(decima::Setting { waves: None, ..s.clone() }, plain, "the same setting but the waves");
+    assert_eq!(m.trained["sizes"], serde_json::json!(["2g", "5g", "10g", "20g", "50g", "80g", "100g"]));
+    assert_eq!(m.scaling().unwrap(), decima::features::Scaling::Log);
+    // The 2g-20g model trained with waves: decima-sss.json's setting plus the waves.
+    let small = Model::load(&repo("crates/graphene/models/decima-sss-waves.json")).unwrap();
+    let small_plain = Model::load(&repo("crates/graphene/models/decima-sss.json")).unwrap().setting().unwrap().unwrap();
+    let s2 = small.setting().unwrap().unwrap();
+    assert_eq!(s2.waves, Some(decima::setting::WavesSetting { moving_delay: 2.0 }));
+    assert_eq!(decima::Setting { waves: None, ..s2 }, small_plain);
+
+    let dir = tempdir();
+    let side = dir.path().join("w.json");
+    let sizes = ["--sizes", "2g,5g,10g,20g,50g,80g,100g", "--seed", "7001", "--waves-out", side.to_str().unwrap()];
+    let Some(t) = spark_sched_sim_trace(dir.path(), &sizes) else {
+        return;
+    };
+    let one_slot = ["--machines", "10", "--capacity", "cpu=1,mem=1,disk=1,net=1"];
+    let waves = [&one_slot[..], &["--waves", side.to_str().unwrap()]].concat();
+    let e = replay_decima(&t, Some(&path), dir.path(), &waves);
+    assert!(!e.contains("warning"), "its own setting: {e}");
+    let e = replay_decima(&t, Some(&path), dir.path(), &one_slot);
+    assert!(e.contains("decima-sss-100g-waves.json was trained for another setting (1 field(s)"), "{e}");
+    assert!(e.contains("durations: model trained with wave durations"), "{e}");
+    let e = replay_decima(&t, Some(&repo("crates/graphene/models/decima-sss-100g.json")), dir.path(), &waves);
+    assert!(e.contains("durations: model trained with the trace's durations (no --waves)"), "{e}");
 }

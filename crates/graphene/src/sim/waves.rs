@@ -17,6 +17,9 @@
 //! executor count they were measured at. [`Sidecar::bind`] resolves it against a workload; a
 //! missing job, DAG or stage, a key that is not a whole number >= 1, a negative or non-finite
 //! sample, a stage without any sample or without a `first_wave` key are errors naming the field.
+//! `train-decima --waves` makes the same sidecar in memory for every sequence it draws
+//! (`trace::spark_sched_sim::WaveLibrary`, the code `--waves-out` writes with) and binds it the
+//! same way (`online::decima::train`, module doc).
 //!
 //! # The rules (spark-sched-sim, `spark_sched_sim/data_samplers/tpch.py`, class
 //! `TPCHDataSampler`, and `spark_sched_sim/spark_sched_sim.py`; read, not copied)

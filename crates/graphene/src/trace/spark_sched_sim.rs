@@ -159,11 +159,9 @@ fn file_size(p: &std::path::Path) -> Result<u32> {
 
 /// The `replay --waves` sidecar of a workload drawn from [`sources_sized`]`(paths, sizes,
 /// executors)` (`gen-trace --waves-out`, [`crate::sim::waves`]): `drawn[i]` is the DAG job `i`
-/// of `jobs` was drawn from. A DAG a file holds gets that file's three sample lists per stage,
-/// as measured. A made DAG (`tpch-<S>g-fit-q<k>`, the module doc's sizes) gets the lists of
-/// the same query and stage in the largest file, every sample scaled by the made stage's task
-/// duration over that file's (both stage means at `executors`): the lists keep their shape
-/// across waves and executor counts and their mean moves as the made durations do.
+/// of `jobs` was drawn from. [`WaveLibrary::load`] then [`WaveLibrary::sidecar`]; a caller
+/// that draws many workloads from the same files (`train-decima --waves`) loads the library
+/// once.
 pub fn waves_sidecar(
     paths: &[PathBuf],
     sizes: Option<&[u32]>,
@@ -171,67 +169,113 @@ pub fn waves_sidecar(
     jobs: &[String],
     drawn: &[String],
 ) -> Result<crate::sim::waves::Sidecar> {
-    use crate::sim::waves::{Sidecar, StageSamples, FORMAT};
-    use std::collections::{BTreeMap, HashMap};
-    let lists = sources_sized(paths, sizes, executors)?;
-    let per_file = sources(paths, executors)?;
-    let mut raw: HashMap<String, Vec<(String, StageSamples)>> = HashMap::new();
-    let mut largest: Option<(u32, usize)> = None;
-    for (fi, p) in paths.iter().enumerate() {
-        let text = formats::read_text(p)?;
-        for (name, stages) in tpch::wave_samples(&text, &formats::stem(p)).map_err(|e| e.in_file(p))? {
-            raw.insert(name, stages);
-        }
-        if sizes.is_some() {
-            let size = file_size(p)?;
-            if largest.is_none_or(|(s, _)| size > s) {
-                largest = Some((size, fi));
+    WaveLibrary::load(paths, sizes, executors)?.sidecar(jobs, drawn)
+}
+
+/// Decima's wave samples of every DAG [`sources_sized`]`(paths, sizes, executors)` gives, by
+/// DAG name: the one place both `gen-trace --waves-out` (a sidecar file) and `train-decima
+/// --waves` (a sidecar in memory per episode) get them from. A DAG a file holds gets that
+/// file's three sample lists per stage, as measured. A made DAG (`tpch-<S>g-fit-q<k>`, the
+/// module doc's sizes) gets the lists of the same query and stage in the largest file, every
+/// sample scaled by the made stage's task duration over that file's (both stage means at
+/// `executors`): the lists keep their shape across waves and executor counts and their mean
+/// moves as the made durations do.
+#[derive(Clone, Debug, Default)]
+pub struct WaveLibrary {
+    dags: std::collections::HashMap<String, std::collections::BTreeMap<String, crate::sim::waves::StageSamples>>,
+}
+
+impl WaveLibrary {
+    /// Reads the files' samples and makes those of the made sizes (see the type's doc).
+    pub fn load(paths: &[PathBuf], sizes: Option<&[u32]>, executors: u32) -> Result<WaveLibrary> {
+        use crate::sim::waves::StageSamples;
+        use std::collections::{BTreeMap, HashMap};
+        let lists = sources_sized(paths, sizes, executors)?;
+        let per_file = sources(paths, executors)?;
+        let mut raw: HashMap<String, Vec<(String, StageSamples)>> = HashMap::new();
+        let mut largest: Option<(u32, usize)> = None;
+        for (fi, p) in paths.iter().enumerate() {
+            let text = formats::read_text(p)?;
+            for (name, stages) in tpch::wave_samples(&text, &formats::stem(p)).map_err(|e| e.in_file(p))? {
+                raw.insert(name, stages);
+            }
+            if sizes.is_some() {
+                let size = file_size(p)?;
+                if largest.is_none_or(|(s, _)| size > s) {
+                    largest = Some((size, fi));
+                }
             }
         }
-    }
-    let made: HashMap<&str, &Dag> = lists.iter().flatten().map(|d| (d.name.as_str(), d)).collect();
-    let stage_duration = |d: &Dag, k: usize| d.tasks[d.stages[k].first as usize].duration;
-    let mut dags = BTreeMap::new();
-    for name in drawn {
-        if dags.contains_key(name) {
-            continue;
-        }
-        let stages: Vec<(String, StageSamples)> = if let Some(stages) = raw.get(name) {
-            stages.clone()
-        } else {
-            let (Some(dag), Some((_, hi))) = (made.get(name.as_str()), largest) else {
-                return Err(Error::Usage(format!("--waves-out: no TPC-H file holds the samples of DAG {name}")));
-            };
-            let query = name.rsplit('-').next().unwrap_or(name);
-            let hi_dag = per_file[hi].iter().find(|d| d.name.rsplit('-').next() == Some(query));
-            let hi_raw = hi_dag.and_then(|d| raw.get(&d.name).map(|r| (d, r)));
-            let Some((hi_dag, hi_raw)) = hi_raw else {
-                return Err(Error::Usage(format!(
-                    "--waves-out: the largest file has no query {query} to scale for {name}"
-                )));
-            };
-            hi_raw
-                .iter()
-                .map(|(stage, samples)| {
-                    let k = dag.stages.iter().position(|s| &s.name == stage);
-                    let h = hi_dag.stages.iter().position(|s| &s.name == stage);
-                    match (k, h) {
-                        (Some(k), Some(h)) => {
-                            Ok((stage.clone(), samples.scaled(stage_duration(dag, k) / stage_duration(hi_dag, h))))
+        let stage_duration = |d: &Dag, k: usize| d.tasks[d.stages[k].first as usize].duration;
+        let mut dags = HashMap::new();
+        for dag in lists.iter().flatten() {
+            let name = &dag.name;
+            if dags.contains_key(name) {
+                continue;
+            }
+            let stages: Vec<(String, StageSamples)> = if let Some(stages) = raw.get(name) {
+                stages.clone()
+            } else {
+                let Some((_, hi)) = largest else {
+                    return Err(Error::Usage(format!("--waves: no TPC-H file holds the samples of DAG {name}")));
+                };
+                let query = name.rsplit('-').next().unwrap_or(name);
+                let hi_dag = per_file[hi].iter().find(|d| d.name.rsplit('-').next() == Some(query));
+                let hi_raw = hi_dag.and_then(|d| raw.get(&d.name).map(|r| (d, r)));
+                let Some((hi_dag, hi_raw)) = hi_raw else {
+                    return Err(Error::Usage(format!(
+                        "--waves: the largest file has no query {query} to scale for {name}"
+                    )));
+                };
+                hi_raw
+                    .iter()
+                    .map(|(stage, samples)| {
+                        let k = dag.stages.iter().position(|s| &s.name == stage);
+                        let h = hi_dag.stages.iter().position(|s| &s.name == stage);
+                        match (k, h) {
+                            (Some(k), Some(h)) => {
+                                Ok((stage.clone(), samples.scaled(stage_duration(dag, k) / stage_duration(hi_dag, h))))
+                            }
+                            _ => Err(Error::Usage(format!("--waves: stage {stage} of {name} is not in both DAGs"))),
                         }
-                        _ => Err(Error::Usage(format!("--waves-out: stage {stage} of {name} is not in both DAGs"))),
-                    }
-                })
-                .collect::<Result<_>>()?
-        };
-        dags.insert(name.clone(), stages.into_iter().collect::<BTreeMap<_, _>>());
+                    })
+                    .collect::<Result<_>>()?
+            };
+            dags.insert(name.clone(), stages.into_iter().collect::<BTreeMap<_, _>>());
+        }
+        Ok(WaveLibrary { dags })
     }
-    Ok(Sidecar {
-        format: FORMAT.into(),
-        unit: "ms".into(),
-        jobs: jobs.iter().cloned().zip(drawn.iter().cloned()).collect(),
-        dags,
-    })
+
+    /// The sidecar of a workload whose job `jobs[i]` was drawn from the DAG `drawn[i]` (the
+    /// names [`super::generate::generate_from_named`] gives): every job listed, every DAG drawn with its lists.
+    pub fn sidecar(&self, jobs: &[String], drawn: &[String]) -> Result<crate::sim::waves::Sidecar> {
+        use crate::sim::waves::{Sidecar, FORMAT};
+        let mut dags = std::collections::BTreeMap::new();
+        for name in drawn {
+            if dags.contains_key(name) {
+                continue;
+            }
+            let stages = self
+                .dags
+                .get(name)
+                .ok_or_else(|| Error::Usage(format!("--waves: no TPC-H file holds the samples of DAG {name}")))?;
+            dags.insert(name.clone(), stages.clone());
+        }
+        Ok(Sidecar {
+            format: FORMAT.into(),
+            unit: "ms".into(),
+            jobs: jobs.iter().cloned().zip(drawn.iter().cloned()).collect(),
+            dags,
+        })
+    }
+
+    /// The wave model of `workload`, whose job `i` was drawn from the DAG `drawn[i]` (a workload
+    /// cut at an episode's end keeps a prefix of its jobs, so `drawn` may be longer): [`WaveLibrary::sidecar`] bound to it ([`crate::sim::waves::Sidecar::bind`]),
+    /// exactly what `replay --waves` makes of the sidecar file `gen-trace --waves-out` writes.
+    pub fn model(&self, workload: &Workload, drawn: &[String]) -> Result<crate::sim::waves::WaveModel> {
+        let names: Vec<String> = workload.jobs.iter().map(|j| j.name.clone()).collect();
+        self.sidecar(&names, &drawn[..names.len().min(drawn.len())])?.bind(workload)
+    }
 }
 
 /// The DAGs of size `size` made from the same queries at sizes `lo` < `hi` < `size` (the module

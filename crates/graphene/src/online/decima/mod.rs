@@ -73,4 +73,4 @@ pub mod train;
 pub use model::Model;
 pub use policy::{ActionLog, Decima};
 pub use setting::{RunShape, Setting};
-pub use train::{train, train_from, IterStats, TrainConfig, Trained};
+pub use train::{train, train_from, train_with, HeldOut, IterStats, TrainConfig, TrainWaves, Trained};

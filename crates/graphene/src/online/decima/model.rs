@@ -169,6 +169,7 @@ mod tests {
             executors: 20,
             demands: "mixed".into(),
             demand_seed: 7,
+            waves: None,
         }
     }
 

@@ -16,7 +16,10 @@
 //!             "dags": [{"file": "tpch-2g.json", "format": "tpch"}], "executors": 20,
 //!             "demands": "mixed", "demand_seed": 7}
 //! ```
-//! `machines` and `overbook` are a cluster file's (`--cluster` reads the same object).
+//! `machines` and `overbook` are a cluster file's (`--cluster` reads the same object). A model
+//! trained with wave durations (`train-decima --waves`) also has `"waves": {"moving_delay": 2.0}`;
+//! a run with `replay --waves` and a model without it, or the other way round, differ in
+//! `durations`.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -63,6 +66,17 @@ pub struct Setting {
     pub demands: String,
     /// Seed of the demand profile's draws.
     pub demand_seed: u64,
+    /// Trained with wave- and parallelism-dependent durations (`train-decima --waves`, as
+    /// `replay --waves`); absent: every task ran its trace duration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waves: Option<WavesSetting>,
+}
+
+/// How tasks' durations were drawn in training under `--waves` ([`crate::sim::waves`]).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct WavesSetting {
+    /// Seconds an executor travelled when it moved to another job (`--moving-delay`).
+    pub moving_delay: f64,
 }
 
 /// How jobs arrived in training.
@@ -102,6 +116,8 @@ pub struct RunShape {
     /// Offered load of the bottleneck resource (see `trace::load`); None when the jobs all
     /// arrive together or bring no work.
     pub load: Option<f64>,
+    /// The moving delay of a run with wave durations (`replay --waves`); None without them.
+    pub waves: Option<f64>,
 }
 
 impl RunShape {
@@ -118,6 +134,7 @@ impl RunShape {
             jobs: n,
             mean_gap: (n >= 2).then(|| span / (n - 1) as f64),
             load: (bottleneck.is_finite() && bottleneck > 0.0).then_some(bottleneck),
+            waves: None,
         }
     }
 }
@@ -253,6 +270,16 @@ impl Setting {
         if r > m * JOBS_ABOVE || r * JOBS_BELOW < m {
             diff("jobs", format!("at most {} per episode", self.jobs), run.jobs.to_string());
         }
+        let waves_text = |d: f64| format!("wave durations (--waves, moving delay {} s)", num(d));
+        let fixed = "the trace's durations (no --waves)".to_string();
+        match (&self.waves, run.waves) {
+            (Some(m), None) => diff("durations", waves_text(m.moving_delay), fixed),
+            (None, Some(r)) => diff("durations", fixed, waves_text(r)),
+            (Some(m), Some(r)) if m.moving_delay != r => {
+                diff("moving delay", format!("{} s", num(m.moving_delay)), format!("{} s", num(r)))
+            }
+            _ => {}
+        }
         out
     }
 }
@@ -309,6 +336,7 @@ mod tests {
             executors: 20,
             demands: "default".into(),
             demand_seed: 7,
+            waves: None,
         }
     }
 
@@ -321,6 +349,7 @@ mod tests {
             jobs: 200,
             mean_gap: Some(8.5),
             load: Some(0.75),
+            waves: None,
         }
     }
 
@@ -384,6 +413,35 @@ mod tests {
         let s2 = Setting { arrival: Arrival { poisson_mean: 8.0, load: None }, ..setting() };
         let r = RunShape { mean_gap: None, load: Some(5.0), ..run_like(&s2) };
         assert_eq!(s2.differences(&r), vec![]);
+    }
+
+    /// A model trained with wave durations warns on a run without them and the other way
+    /// round, and on another moving delay; the field round-trips and is absent without waves.
+    #[test]
+    fn waves_are_part_of_the_setting() {
+        let s = setting();
+        let waved = Setting { waves: Some(WavesSetting { moving_delay: 2.0 }), ..setting() };
+        let with = RunShape { waves: Some(2.0), ..run_like(&s) };
+        assert_eq!(waved.differences(&with), vec![]);
+        let d = waved.differences(&run_like(&s));
+        assert_eq!(
+            d,
+            vec![Difference {
+                field: "durations",
+                model: "wave durations (--waves, moving delay 2 s)".into(),
+                run: "the trace's durations (no --waves)".into()
+            }]
+        );
+        let d = s.differences(&with);
+        assert_eq!((d[0].field, d[0].model.as_str()), ("durations", "the trace's durations (no --waves)"));
+        let w = warning(Some(&s), "m.json", &with).unwrap();
+        assert!(w.contains("\n  durations: model trained with the trace's durations (no --waves); this run has wave durations (--waves, moving delay 2 s)"), "{w}");
+        let d = waved.differences(&RunShape { waves: Some(0.5), ..run_like(&s) });
+        assert_eq!((d[0].field, d[0].model.as_str(), d[0].run.as_str()), ("moving delay", "2 s", "0.5 s"));
+        let text = serde_json::to_string(&waved).unwrap();
+        assert!(text.contains(r#""waves":{"moving_delay":2.0}"#), "{text}");
+        assert_eq!(serde_json::from_str::<Setting>(&text).unwrap(), waved);
+        assert!(!serde_json::to_string(&s).unwrap().contains("waves"));
     }
 
     #[test]

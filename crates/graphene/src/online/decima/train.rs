@@ -24,6 +24,14 @@
 //!    summed over rollouts in rollout order (so parallel runs give the same bits), one Adam
 //!    step. β decays linearly from its initial value to 0 over the run.
 //!
+//! Wave durations (`train-decima --waves`, [`TrainWaves`]): every episode and every held-out
+//! workload simulates the tasks' realized durations as `replay --waves` does
+//! ([`crate::sim::waves`]), from the sidecar [`WaveLibrary::sidecar`] makes in memory for the
+//! drawn sequence (the code `gen-trace --waves-out` writes files with). The policy still sees
+//! the trace's durations, as in a replay. An episode's rollouts share one draw seed (the
+//! sequence's), so they differ by their actions and what those make the durations, not by
+//! the seed; held-out workloads draw with seed 0.
+//!
 //! Determinism: every random draw (sequence, episode end, each rollout's actions, the initial
 //! weights) comes from ChaCha8 seeded by a hash of the seed and the iteration / rollout, and
 //! floating-point sums run in a fixed order; same inputs and seed, same weights file.
@@ -41,7 +49,9 @@ use crate::error::{Error, Result};
 use crate::learn::reinforce::{self, Best};
 use crate::learn::Adam;
 use crate::model::{Cluster, Dag, Workload};
+use crate::sim::waves::Waves;
 use crate::sim::{self, SimConfig, SimResult};
+use crate::trace::spark_sched_sim::WaveLibrary;
 use crate::trace::{generate, load, ArrivalProcess};
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -122,7 +132,9 @@ pub fn load_for_mean_gap(dags: &[Dag], cluster: &Cluster, mean_gap: f64, sample:
 
 /// The setting a run of [`train`] on `cluster` with `cfg` is for, as the weights file records
 /// it: `load` is the offered load the arrival rate gives (target or estimate), `dags` where
-/// the jobs come from, `executors`, `demands` and `demand_seed` how their DAGs were read.
+/// the jobs come from, `executors`, `demands` and `demand_seed` how their DAGs were read,
+/// `waves` the wave durations of every episode, if any.
+#[allow(clippy::too_many_arguments)]
 pub fn setting(
     cluster: &Cluster,
     cfg: &TrainConfig,
@@ -131,6 +143,7 @@ pub fn setting(
     executors: u32,
     demands: &str,
     demand_seed: u64,
+    waves: Option<&TrainWaves>,
 ) -> Setting {
     Setting {
         machines: setting::groups(cluster),
@@ -144,7 +157,59 @@ pub fn setting(
         executors,
         demands: demands.to_string(),
         demand_seed,
+        waves: waves.map(|w| setting::WavesSetting { moving_delay: w.moving_delay }),
     }
+}
+
+/// Wave- and parallelism-dependent durations in training (module doc): the samples of every
+/// DAG the sources hold, and the moving delay.
+#[derive(Clone, Debug)]
+pub struct TrainWaves {
+    pub library: WaveLibrary,
+    /// Seconds an executor travels when it moves to another job (`--moving-delay`).
+    pub moving_delay: f64,
+}
+
+impl TrainWaves {
+    /// spark-sched-sim's delays ([`crate::sim::waves::DEFAULT_MOVING_DELAY`]).
+    pub fn new(library: WaveLibrary) -> TrainWaves {
+        TrainWaves { library, moving_delay: crate::sim::waves::DEFAULT_MOVING_DELAY }
+    }
+
+    /// The simulator's option for `workload`, whose job `i` was drawn from DAG `drawn[i]`.
+    pub fn for_workload(&self, workload: &Workload, drawn: &[String]) -> Result<Waves> {
+        let mut w = Waves::new(self.library.model(workload, drawn)?);
+        w.moving_delay = self.moving_delay;
+        Ok(w)
+    }
+}
+
+/// A held-out workload and, under wave durations, the simulator's option for it.
+#[derive(Clone, Debug)]
+pub struct HeldOut {
+    pub workload: Workload,
+    pub waves: Option<Waves>,
+}
+
+/// The held-out workloads: one per seed, `jobs` jobs drawn from `sources` as training draws
+/// them ([`generate::generate_from_named`]) with Poisson gaps of mean `mean_gap`, each with its
+/// wave durations when `waves` is given.
+pub fn held_out(
+    sources: &[&[Dag]],
+    jobs: usize,
+    mean_gap: f64,
+    seeds: &[u64],
+    waves: Option<&TrainWaves>,
+) -> Result<Vec<HeldOut>> {
+    seeds
+        .iter()
+        .map(|&s| {
+            let (workload, drawn) =
+                generate::generate_from_named(sources, jobs, ArrivalProcess::Poisson { mean: mean_gap }, 1, s)?;
+            let waves = waves.map(|t| t.for_workload(&workload, &drawn)).transpose()?;
+            Ok(HeldOut { workload, waves })
+        })
+        .collect()
 }
 
 pub use crate::learn::mix;
@@ -218,10 +283,21 @@ fn check(cfg: &TrainConfig) -> Result<()> {
 
 /// Greedy mean JCT of `model` over `workloads` (every job of every workload).
 pub fn evaluate(model: &Model, workloads: &[Workload], cluster: &Cluster, heartbeat: f64) -> Result<f64> {
-    let cfg = SimConfig { heartbeat, ..SimConfig::default() };
-    let per: Vec<Result<(f64, usize)>> = workloads
+    let items: Vec<(&Workload, Option<&Waves>)> = workloads.iter().map(|w| (w, None)).collect();
+    evaluate_on(model, &items, cluster, heartbeat)
+}
+
+/// [`evaluate`] on held-out workloads, each with its durations (wave ones under `--waves`).
+pub fn evaluate_held_out(model: &Model, eval: &[HeldOut], cluster: &Cluster, heartbeat: f64) -> Result<f64> {
+    let items: Vec<(&Workload, Option<&Waves>)> = eval.iter().map(|h| (&h.workload, h.waves.as_ref())).collect();
+    evaluate_on(model, &items, cluster, heartbeat)
+}
+
+fn evaluate_on(model: &Model, items: &[(&Workload, Option<&Waves>)], cluster: &Cluster, heartbeat: f64) -> Result<f64> {
+    let per: Vec<Result<(f64, usize)>> = items
         .par_iter()
-        .map(|w| {
+        .map(|(w, waves)| {
+            let cfg = SimConfig { heartbeat, waves: waves.cloned(), ..SimConfig::default() };
             let mut p = Decima::new(model);
             let r = sim::run(w, cluster, &mut p, &cfg)?;
             Ok((r.jobs.iter().map(|j| j.jct()).sum::<f64>(), r.jobs.len()))
@@ -277,6 +353,23 @@ pub fn train_from(
     eval_every: usize,
     progress: &mut dyn FnMut(&IterStats),
 ) -> Result<Trained> {
+    let eval: Vec<HeldOut> = eval.iter().map(|w| HeldOut { workload: w.clone(), waves: None }).collect();
+    train_with(sources, None, cluster, cfg, init, &eval, eval_every, progress)
+}
+
+/// As [`train_from`], with wave durations in every episode when `waves` is given (module
+/// doc), scored on `eval` ([`held_out`]). Without waves this is exactly [`train_from`].
+#[allow(clippy::too_many_arguments)]
+pub fn train_with(
+    sources: &[&[Dag]],
+    waves: Option<&TrainWaves>,
+    cluster: &Cluster,
+    cfg: &TrainConfig,
+    init: &Model,
+    eval: &[HeldOut],
+    eval_every: usize,
+    progress: &mut dyn FnMut(&IterStats),
+) -> Result<Trained> {
     check(cfg)?;
     if sources.iter().all(|s| s.is_empty()) {
         return Err(Error::Usage("no DAGs to train on".into()));
@@ -289,7 +382,7 @@ pub fn train_from(
     // Model selection on held-out workloads (NaN, no job finished, never wins).
     let mut best = Best::new();
     if eval_every > 0 && !eval.is_empty() {
-        let jct = evaluate(&model, eval, cluster, cfg.heartbeat)?;
+        let jct = evaluate_held_out(&model, eval, cluster, cfg.heartbeat)?;
         best.offer(0, jct, &model);
         let s = IterStats {
             iteration: 0,
@@ -308,7 +401,7 @@ pub fn train_from(
         let mean = (cfg.episode_start + cfg.episode_growth * it as f64).min(cfg.episode_max);
         let u: f64 = ChaCha8Rng::seed_from_u64(mix(cfg.seed, 2 * it as u64 + 1)).gen();
         let tau = -mean * (1.0 - u).ln();
-        let mut w = generate::generate_from(
+        let (mut w, drawn) = generate::generate_from_named(
             sources,
             cfg.max_jobs,
             ArrivalProcess::Poisson { mean: cfg.mean_gap },
@@ -316,12 +409,16 @@ pub fn train_from(
             seq_seed,
         )?;
         w.jobs.retain(|j| j.arrival <= tau);
+        let ep_cfg = match waves {
+            None => sim_cfg.clone(),
+            Some(t) => SimConfig { waves: Some(t.for_workload(&w, &drawn)?), seed: seq_seed, ..sim_cfg.clone() },
+        };
         let beta = reinforce::entropy_weight(cfg.entropy, it, cfg.iterations);
         let runs: Vec<Result<(Vec<Step>, SimResult)>> = (0..cfg.rollouts)
             .into_par_iter()
             .map(|r| {
                 let mut p = Decima::sampling(&model, mix(seq_seed, r as u64 + 1));
-                let res = sim::run_until(&w, cluster, &mut p, &sim_cfg, tau)?;
+                let res = sim::run_until(&w, cluster, &mut p, &ep_cfg, tau)?;
                 Ok((p.steps.take().unwrap_or_default(), res))
             })
             .collect();
@@ -358,7 +455,7 @@ pub fn train_from(
         }
         let jobs_in_system = occ.iter().map(|o| o.at(tau) / tau.max(1e-9)).sum::<f64>() / k;
         let eval_jct = if eval_every > 0 && !eval.is_empty() && reinforce::eval_due(eval_every, it, cfg.iterations) {
-            let jct = evaluate(&model, eval, cluster, cfg.heartbeat)?;
+            let jct = evaluate_held_out(&model, eval, cluster, cfg.heartbeat)?;
             best.offer(it + 1, jct, &model);
             Some(jct)
         } else {
@@ -378,4 +475,83 @@ pub fn train_from(
     }
     let (best, best_at) = best.finish(&model);
     Ok(Trained { best, best_at, last: model, stats })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ClusterSpec;
+    use crate::trace::spark_sched_sim;
+    use std::path::PathBuf;
+
+    fn q6() -> Vec<PathBuf> {
+        vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/tpch-2g-q6.json")]
+    }
+
+    fn one_slot(n: usize) -> Cluster {
+        let cap = crate::trace::RESOURCES.iter().map(|r| (r.to_string(), 1.0)).collect();
+        ClusterSpec::uniform(n, cap).resolve(&crate::trace::RESOURCES.map(String::from)).unwrap()
+    }
+
+    /// Under `--waves` a held-out workload carries the model `replay --waves` makes of the
+    /// sidecar `gen-trace --waves-out` writes for the same draw (the same code), its greedy JCT
+    /// differs from the trace durations' one, and training episodes run the wave durations:
+    /// the same seed gives the same weights and curve, without waves other ones.
+    #[test]
+    fn wave_durations_reach_every_episode_and_held_out_workload() {
+        let paths = q6();
+        let per = spark_sched_sim::sources(&paths, 10).unwrap();
+        let sources: Vec<&[Dag]> = per.iter().map(Vec::as_slice).collect();
+        let cluster = one_slot(3);
+        let waves = TrainWaves::new(WaveLibrary::load(&paths, None, 10).unwrap());
+        let seeds = [mix(5, 1 << 41)];
+        let plain = held_out(&sources, 6, 4.0, &seeds, None).unwrap();
+        let waved = held_out(&sources, 6, 4.0, &seeds, Some(&waves)).unwrap();
+        assert!(plain[0].waves.is_none());
+        let (w, drawn) =
+            generate::generate_from_named(&sources, 6, ArrivalProcess::Poisson { mean: 4.0 }, 1, seeds[0]).unwrap();
+        let names: Vec<String> = w.jobs.iter().map(|j| j.name.clone()).collect();
+        let file = spark_sched_sim::waves_sidecar(&paths, None, 10, &names, &drawn).unwrap();
+        let text = serde_json::to_string(&file).unwrap();
+        let from_file = crate::sim::waves::Sidecar::parse(&text).unwrap().bind(&w).unwrap();
+        let held = &waved[0].waves.as_ref().unwrap().model;
+        assert_eq!(held.stages.len(), 6);
+        for (a, b) in held.stages.iter().zip(&from_file.stages) {
+            assert!(a.iter().zip(b).all(|(x, y)| **x == **y));
+        }
+        let init = Model::init(5);
+        let jct_plain = evaluate_held_out(&init, &plain, &cluster, 1.0).unwrap();
+        let jct_waves = evaluate_held_out(&init, &waved, &cluster, 1.0).unwrap();
+        assert!(jct_plain.is_finite() && jct_waves.is_finite() && jct_plain != jct_waves, "{jct_plain} {jct_waves}");
+
+        let cfg = TrainConfig {
+            iterations: 2,
+            rollouts: 2,
+            seed: 5,
+            episode_start: 1e5,
+            episode_growth: 0.0,
+            episode_max: 1e5,
+            mean_gap: 4.0,
+            max_jobs: 6,
+            ..TrainConfig::default()
+        };
+        let run = |waves: Option<&TrainWaves>, eval: &[HeldOut]| {
+            train_with(&sources, waves, &cluster, &cfg, &init, eval, 1, &mut |_| {}).unwrap()
+        };
+        let a = run(Some(&waves), &waved);
+        let b = run(Some(&waves), &waved);
+        let p = run(None, &plain);
+        let curve = |t: &Trained| t.stats.iter().map(|s| (s.jobs_in_system, s.eval_jct)).collect::<Vec<_>>();
+        assert_eq!(a.last.params, b.last.params);
+        assert_eq!(format!("{:?}", curve(&a)), format!("{:?}", curve(&b)));
+        assert_eq!(a.stats[0].eval_jct, Some(jct_waves));
+        assert_eq!(p.stats[0].eval_jct, Some(jct_plain));
+        // The same episodes (sequence and end), other occupancy: the durations differ.
+        assert_eq!(a.stats[1].jobs, p.stats[1].jobs);
+        assert_ne!(a.stats[1].jobs_in_system, p.stats[1].jobs_in_system);
+        assert_ne!(a.last.params, p.last.params);
+        // Without waves, train_with is train_from.
+        let q = train_from(&sources, &cluster, &cfg, &init, &[plain[0].workload.clone()], 1, &mut |_| {}).unwrap();
+        assert_eq!(q.last.params, p.last.params);
+    }
 }
