@@ -12,7 +12,7 @@ use graphene::sim::{run, SimConfig};
 use graphene::trace::{self, ArrivalProcess, TraceOptions};
 use graphene::validate::validate_replay;
 
-use crate::util::{repo, run as cli, tempdir, write};
+use crate::util::{repo, run as cli, sss_trace, tempdir, write};
 
 fn small() -> (Workload, Cluster) {
     let (w, _) = trace::load(&repo("traces/small.csv"), &TraceOptions { format: None, queues: None }).unwrap();
@@ -520,25 +520,7 @@ fn decima_spark_sched_sim_trace_has_the_documented_shape() {
     )
     .unwrap();
     let single = dir.path().join("q6.csv");
-    cli(&[
-        "gen-trace",
-        "--style",
-        "spark-sched-sim",
-        "--dags",
-        q6.to_str().unwrap(),
-        "--jobs",
-        "50",
-        "--executors",
-        "10",
-        "--arrival",
-        "poisson:25",
-        "--seed",
-        "1",
-        "-q",
-        "--out",
-        single.to_str().unwrap(),
-    ])
-    .ok();
+    sss_trace(&q6, 50, "poisson:25", 1, &single, None);
     let (w6, _) = trace::load(&single, &TraceOptions { format: None, queues: None }).unwrap();
     for j in &w6.jobs {
         let d: Vec<f64> = j.dag.tasks.iter().map(|t| t.duration).collect();
@@ -868,27 +850,7 @@ fn train_decima_waves_is_seeded_recorded_and_warned_about() {
 
     // Replays: a trace of the models' own setting and its sidecar.
     let (t, w) = (d.join("t.csv"), d.join("w.json"));
-    cli(&[
-        "gen-trace",
-        "--style",
-        "spark-sched-sim",
-        "--dags",
-        q6.to_str().unwrap(),
-        "--jobs",
-        "8",
-        "--arrival",
-        "poisson:4",
-        "--executors",
-        "10",
-        "--seed",
-        "9",
-        "-q",
-        "--out",
-        t.to_str().unwrap(),
-        "--waves-out",
-        w.to_str().unwrap(),
-    ])
-    .ok();
+    sss_trace(&q6, 8, "poisson:4", 9, &t, Some(&w));
     let one_slot = ["--machines", "3", "--capacity", "cpu=1,mem=1,disk=1,net=1"];
     let waves = [&one_slot[..], &["--waves", w.to_str().unwrap()]].concat();
     let durations = "durations: model trained with";

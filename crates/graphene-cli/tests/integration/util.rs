@@ -52,6 +52,18 @@ pub fn run<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Run {
     Run { code: out.status.code(), stdout: out.stdout, stderr: String::from_utf8_lossy(&out.stderr).into_owned() }
 }
 
+/// `gen-trace --style spark-sched-sim --dags DAGS --jobs N --arrival A --executors 10 --seed S -q
+/// --out OUT [--waves-out W]`; the run must succeed.
+pub fn sss_trace(dags: &Path, jobs: u32, arrival: &str, seed: u64, out: &Path, waves_out: Option<&Path>) {
+    let (jobs, seed) = (jobs.to_string(), seed.to_string());
+    let mut args = vec!["gen-trace", "--style", "spark-sched-sim", "--dags", dags.to_str().unwrap(), "--jobs", &jobs];
+    args.extend(["--arrival", arrival, "--executors", "10", "--seed", &seed, "-q", "--out", out.to_str().unwrap()]);
+    if let Some(w) = waves_out {
+        args.extend(["--waves-out", w.to_str().unwrap()]);
+    }
+    run(&args).ok();
+}
+
 /// A fresh temporary directory, removed when dropped.
 /// `build-schedule DAG --machines N --capacity cpu=10,mem=10 -q --no-timing EXTRA...` (the
 /// small-DAG set's cluster), as parsed JSON; the run must succeed.

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::util::{assert_no_panic, repo, run as cli, tempdir, write};
+use crate::util::{assert_no_panic, repo, run as cli, sss_trace, tempdir, write};
 
 /// Job j0 (arrives at 0): stage a of 3 tasks, then b of 1; job j1 (arrives at 8): stage c of 1.
 /// Every task is one slot; trace durations 1 s (what the schedulers see).
@@ -99,27 +99,7 @@ fn draws_are_seeded() {
     let d = dir.path();
     let (t, w) = (d.join("t.csv"), d.join("w.json"));
     let q6 = repo("tests/data/tpch-2g-q6.json");
-    cli(&[
-        "gen-trace",
-        "--style",
-        "spark-sched-sim",
-        "--dags",
-        q6.to_str().unwrap(),
-        "--jobs",
-        "6",
-        "--arrival",
-        "poisson:5",
-        "--executors",
-        "10",
-        "--seed",
-        "3",
-        "-q",
-        "--out",
-        t.to_str().unwrap(),
-        "--waves-out",
-        w.to_str().unwrap(),
-    ])
-    .ok();
+    sss_trace(&q6, 6, "poisson:5", 3, &t, Some(&w));
     let side: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&w).unwrap()).unwrap();
     assert_eq!(side["jobs"].as_object().unwrap().len(), 6);
     assert_eq!(side["jobs"]["j0000"], "tpch-2g-q6");
