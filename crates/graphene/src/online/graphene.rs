@@ -200,6 +200,9 @@ pub struct Graphene {
     pending: VecDeque<(TaskRef, usize)>,
     contend_sets: Vec<Vec<bool>>,
     cands: Vec<Cand>,
+    /// Scratch for one job's fitting stages in a scoring pass (stage, task, demand), kept so
+    /// that a heartbeat does not allocate it afresh.
+    fitting: Vec<(u32, u32, ResVec)>,
     /// The last `assign` found no candidate at all, so it left the eta averages alone.
     found_none: bool,
 }
@@ -219,6 +222,7 @@ impl Graphene {
             pending: VecDeque::new(),
             contend_sets: Vec::new(),
             cands: Vec::new(),
+            fitting: Vec::new(),
             found_none: false,
         }
     }
@@ -360,7 +364,7 @@ impl Policy for Graphene {
         // The jobs with an entry in `taken` (few: those served by this call).
         let mut touched_jobs: Vec<u32> = Vec::new();
         let rp = if self.cfg.rp.is_finite() { self.cfg.rp.clamp(0.0, 1.0) } else { 1.0 };
-        let mut fitting: Vec<(u32, u32, ResVec)> = Vec::new();
+        let mut fitting = std::mem::take(&mut self.fitting);
         self.found_none = false;
         let mut first_pass = true;
         loop {
@@ -598,6 +602,7 @@ impl Policy for Graphene {
                 break;
             }
         }
+        self.fitting = fitting;
     }
 
     fn launched(&mut self, view: &View, t: TaskRef) {
