@@ -488,7 +488,7 @@ pub struct ReplayOptions {
     pub overbook_limit: Option<f64>,
     /// "slot" or "drf".
     pub fairness: String,
-    /// "time", "time-bounded" or "task".
+    /// "time", "time-bounded", "accrue" or "task".
     pub charge: String,
     pub queues: Option<String>,
     pub heartbeat: f64,
@@ -654,7 +654,10 @@ impl ReplayOptions {
             "time" => Charge::Time,
             "time-bounded" => Charge::TimeBounded,
             "task" => Charge::Task,
-            other => return Err(Error::Usage(format!("--charge '{other}' must be time, time-bounded or task"))),
+            "accrue" => Charge::Accrue,
+            other => {
+                return Err(Error::Usage(format!("--charge '{other}' must be time, time-bounded, accrue or task")))
+            }
         };
         cfg.fairness = match self.fairness.as_str() {
             "slot" => FairnessMode::Slot,

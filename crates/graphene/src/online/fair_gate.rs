@@ -17,6 +17,7 @@
 
 use std::collections::VecDeque;
 
+use super::accruing::Accruing;
 use super::{Charge, TaskRef};
 use crate::fairness::{Deficits, FairnessMode};
 use crate::model::ResVec;
@@ -31,6 +32,7 @@ pub(crate) struct FairGate {
     capacity_set: bool,
     pending: VecDeque<(TaskRef, usize)>,
     sets: Vec<Vec<bool>>,
+    accruing: Accruing,
 }
 
 impl FairGate {
@@ -48,6 +50,7 @@ impl FairGate {
             capacity_set: false,
             pending: VecDeque::new(),
             sets: Vec::new(),
+            accruing: Accruing::new(charge),
         }
     }
 
@@ -79,8 +82,9 @@ impl FairGate {
     }
 
     /// Starts a heartbeat: the tentative counters follow this heartbeat's picks.
-    pub fn begin(&mut self) {
+    pub fn begin(&mut self, view: &View) {
         self.tentative = self.deficits.clone();
+        self.accruing.project(&mut self.tentative, view);
         self.pending.clear();
         self.sets.clear();
     }
@@ -117,11 +121,27 @@ impl FairGate {
         }
     }
 
-    /// The simulator launched `t` (of queue `g`, charging `charge`).
-    pub fn launched(&mut self, t: TaskRef, g: usize, charge: f64) {
+    /// A job arrived (call after [`FairGate::ensure_group`]).
+    pub fn arrived(&mut self, view: &View) {
+        if self.enabled() {
+            self.accruing.arrived(&mut self.deficits, view);
+        }
+    }
+
+    /// A task finished.
+    pub fn finished(&mut self, view: &View, t: TaskRef) {
+        if self.enabled() {
+            self.accruing.finished(&mut self.deficits, view, t);
+        }
+    }
+
+    /// The simulator launched `t` (of queue `g`, charging `charge`; `total`: the cluster's
+    /// capacity, for the accruing unit).
+    pub fn launched(&mut self, view: &View, total: &ResVec, t: TaskRef, g: usize, charge: f64) {
         if !self.enabled() {
             return;
         }
+        let unit = self.fairness.factor(&view.requested(t.job, t.task), total, view.dims);
         while self.pending.front().is_some_and(|&(p, _)| p != t) {
             self.pending.pop_front();
         }
@@ -129,5 +149,6 @@ impl FairGate {
             Some((_, set)) => self.deficits.charge_among(g, charge, &self.sets[set]),
             None => self.deficits.charge(g, charge),
         }
+        self.accruing.launched(&mut self.deficits, view, t, g, unit);
     }
 }

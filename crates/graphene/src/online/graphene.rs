@@ -46,6 +46,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
+use super::accruing::Accruing;
 use super::priority_cache::PriorityCache;
 use super::{Policy, TaskRef};
 use crate::fairness::{Deficits, FairnessMode};
@@ -91,6 +92,11 @@ pub enum Charge {
     /// when it would otherwise leave a machine idle; on a `deep` workload whose BLAST jobs hold
     /// such tasks that cost graphene 11% of its mean JCT (BENCHMARKS.md, session 13).
     TimeBounded,
+    /// Resource-time as `Time`, but charged while the task runs, per second of its actual run
+    /// ([`crate::fairness::Accrual`]), not all at launch from its estimate. A launch charges
+    /// nothing, so a queue is held back only once another is owed kappa x C, and a long task
+    /// costs its queue priority as it runs instead of up front.
+    Accrue,
 }
 
 impl Charge {
@@ -104,6 +110,15 @@ impl Charge {
                 let c = factor * duration / CHARGE_WINDOW_S;
                 limit.map_or(c, |l| c.min(l))
             }
+            Charge::Accrue => 0.0,
+        }
+    }
+
+    /// What a running task accrues per second under [`Charge::Accrue`] (0 otherwise).
+    pub fn rate(self, factor: f64) -> f64 {
+        match self {
+            Charge::Accrue => factor / CHARGE_WINDOW_S,
+            _ => 0.0,
         }
     }
 }
@@ -205,6 +220,8 @@ pub struct Graphene {
     fitting: Vec<(u32, u32, ResVec)>,
     /// The last `assign` found no candidate at all, so it left the eta averages alone.
     found_none: bool,
+    /// Charges accruing while tasks run (only with [`Charge::Accrue`]).
+    accruing: Accruing,
 }
 
 impl Graphene {
@@ -212,7 +229,6 @@ impl Graphene {
         let deficits = Deficits::new(cfg.shares.clone(), cfg.kappa, cfg.fairness);
         Graphene {
             cache: PriorityCache::new(cfg.bypass_tasks, cfg.offline_machines),
-            cfg,
             jobs: HashMap::new(),
             deficits,
             total: None,
@@ -224,6 +240,8 @@ impl Graphene {
             cands: Vec::new(),
             fitting: Vec::new(),
             found_none: false,
+            accruing: Accruing::new(if cfg.paper_rules { Charge::Task } else { cfg.charge }),
+            cfg,
         }
     }
 
@@ -337,6 +355,7 @@ impl Policy for Graphene {
         let place = local.then(|| vec![u32::MAX; dag.len()]);
         self.ensure_group(view.queue(job) as usize);
         self.jobs.insert(job, JobInfo { pri, srpt, place });
+        self.accruing.arrived(&mut self.deficits, view);
     }
 
     /// Stable only when no task fitted at all: a heartbeat that found candidates moved the eta
@@ -360,6 +379,7 @@ impl Policy for Graphene {
         self.pending.clear();
         self.contend_sets.clear();
         let mut tentative = self.deficits.clone();
+        self.accruing.project(&mut tentative, view);
         let mut taken: HashMap<(u32, u32), usize> = HashMap::new();
         // The jobs with an entry in `taken` (few: those served by this call).
         let mut touched_jobs: Vec<u32> = Vec::new();
@@ -619,6 +639,8 @@ impl Policy for Graphene {
             // counts as contending, the conservative choice for the bound.
             None => self.deficits.charge(g, f),
         }
+        let unit = self.cfg.fairness.factor(&view.requested(t.job, t.task), &total, view.dims);
+        self.accruing.launched(&mut self.deficits, view, t, g, unit);
         let w = super::work(view, &total, t.job, t.task);
         if let Some(info) = self.jobs.get_mut(&t.job) {
             info.srpt = (info.srpt - w).max(0.0);
@@ -626,6 +648,7 @@ impl Policy for Graphene {
     }
 
     fn finished(&mut self, view: &View, t: TaskRef) {
+        self.accruing.finished(&mut self.deficits, view, t);
         if view.job_state(t.job).finish.is_some() {
             self.jobs.remove(&t.job);
         }

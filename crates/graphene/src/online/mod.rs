@@ -3,6 +3,7 @@
 //! A policy only answers questions; the simulator (`crate::sim`) owns time, resources and task
 //! state, and checks every launch against the machine's capacity.
 
+mod accruing;
 mod capacity;
 mod cp;
 pub mod decima;

@@ -172,6 +172,7 @@ impl Policy for Tetris {
         let w = (0..view.dag(job).len() as u32).map(|t| work(view, &total, job, t)).sum();
         self.rem.insert(job, w);
         self.gate.ensure_group(view, view.queue(job) as usize);
+        self.gate.arrived(view);
     }
 
     /// An empty heartbeat changes only the gate's per-heartbeat scratch (`begin` resets it).
@@ -194,7 +195,7 @@ impl Policy for Tetris {
         // Work of the tasks chosen in this heartbeat, not launched yet.
         let mut taken: HashMap<u32, f64> = HashMap::new();
         let mut cands = std::mem::take(&mut self.cands);
-        self.gate.begin();
+        self.gate.begin(view);
         loop {
             candidates(view, &cap, &left, &chosen, &mut cands);
             if cands.is_empty() {
@@ -236,7 +237,7 @@ impl Policy for Tetris {
         let total = self.total(view);
         if self.gate.enabled() {
             let f = self.gate.charge_of(view, &total, t.job, t.task);
-            self.gate.launched(t, view.queue(t.job) as usize, f);
+            self.gate.launched(view, &total, t, view.queue(t.job) as usize, f);
         }
         if let Some(r) = self.rem.get_mut(&t.job) {
             *r = (*r - work(view, &total, t.job, t.task)).max(0.0);
@@ -244,6 +245,7 @@ impl Policy for Tetris {
     }
 
     fn finished(&mut self, view: &View, t: TaskRef) {
+        self.gate.finished(view, t);
         if view.job_state(t.job).left == 0 {
             self.rem.remove(&t.job);
         }
