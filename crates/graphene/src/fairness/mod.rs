@@ -224,29 +224,35 @@ impl Deficits {
 /// Deficit charges that accrue while tasks run, instead of all at launch.
 ///
 /// Why: a launch charged its whole estimated resource-time up front makes one 2,000 s task
-/// look like thirty minutes of unfairness the moment it starts, so the look-ahead rule either
+/// look like half an hour of unfairness the moment it starts, so the look-ahead rule either
 /// never lets it pass or, once it has, leaves its queue deep in debt for half an hour while
 /// the other queue is served ahead of it. Charging a running task's unit per second of its
 /// *actual* run tracks what the counters are meant to track (resource-time held, as fairness
-/// over a window and Jain's index measure it) and is exact whatever the duration estimates.
+/// over a window and Jain's index measure it). A task may start accruing some seconds after
+/// its launch: the caller charged that first part at launch, where the look-ahead rule can
+/// still weigh it (nothing charged at launch lets a queue take every free machine for long
+/// tasks before anyone is owed anything).
 ///
-/// Between two events (an arrival, launch or finish) the running tasks and the groups with
-/// runnable work are fixed, so [`Accrual::advance`] charges each group `rate x dt` among the
-/// groups that had runnable work over `dt`: a group holding resources is charged, the groups
+/// Between two events (an arrival, launch or finish) the groups with runnable work are
+/// fixed, so [`Accrual::advance`] charges each group what its tasks accrued over the interval
+/// among the groups that had runnable work: a group holding resources is charged, the groups
 /// waiting for some are credited, and a group with nothing to run is neither. Charges are
 /// applied at events only; a scheduler that looks between events uses [`Accrual::project`] on
-/// a copy, so asking at any time changes nothing.
+/// a copy, so asking at any time changes nothing. Rates are in the charge's unit per second.
 ///
-/// Launches themselves charge nothing, so with accrual the bound holds in the *without
-/// look-ahead* sense of the module docs, in time rather than per allocation: a queue over
-/// `kappa x C` is served first as soon as capacity frees, but running tasks are never
-/// preempted, so how far over the bound a deficit goes depends on how long the others' tasks
-/// run. Rates are in the factor's unit per second, divided by a window (callers pass it).
+/// The bound then holds in the *without look-ahead* sense of the module docs, in time rather
+/// than per allocation: a queue over `kappa x C` is served first as soon as capacity frees,
+/// but running tasks are never preempted, so how far over the bound a deficit goes depends on
+/// how long the others' tasks run.
 #[derive(Clone, Debug, Default)]
 pub struct Accrual {
-    /// Running tasks: (job, task) -> (group, rate).
-    running: std::collections::HashMap<(u32, u32), (usize, f64)>,
-    /// Per group: the summed rate of its running tasks, and how many there are (so that a
+    /// Running tasks: (job, task) -> (group, rate, when accrual starts).
+    running: std::collections::HashMap<(u32, u32), (usize, f64, f64)>,
+    /// Tasks whose accrual starts later (their first part was charged at launch), by start
+    /// time: (start bits, job, task) -> (group, rate). Start times are non-negative, so their
+    /// bits order as the numbers do.
+    pending: std::collections::BTreeMap<(u64, u32, u32), (usize, f64)>,
+    /// Per group: the summed rate of its accruing tasks, and how many there are (so that a
     /// group with none is exactly 0, whatever rounding the sum picked up).
     rate: Vec<(f64, usize)>,
     /// Groups with runnable work since the last event.
@@ -260,55 +266,77 @@ impl Accrual {
         Accrual::default()
     }
 
+    /// Per group, what the running tasks accrue from the last event to `now`.
+    fn amounts(&self, now: f64) -> Vec<f64> {
+        let mut out: Vec<f64> = self.rate.iter().map(|&(r, n)| if n > 0 { r } else { 0.0 }).collect();
+        let dt = now - self.last;
+        if dt.is_nan() || dt <= 0.0 {
+            return vec![0.0; out.len()];
+        }
+        for a in &mut out {
+            *a *= dt;
+        }
+        for (&(bits, _, _), &(g, rate)) in self.pending.range(..(now.to_bits(), 0, 0)) {
+            let from = f64::from_bits(bits).max(self.last);
+            if now > from {
+                out[g] += rate * (now - from);
+            }
+        }
+        out
+    }
+
     /// Charges `deficits` for the running tasks from the last event to `now` and moves the
     /// clock there.
     pub fn advance(&mut self, deficits: &mut Deficits, now: f64) {
         self.project(deficits, now);
         if now > self.last {
+            let due: Vec<_> = self.pending.range(..(now.to_bits(), 0, 0)).map(|(&k, &v)| (k, v)).collect();
+            for (k, (g, rate)) in due {
+                self.pending.remove(&k);
+                self.rate[g].0 += rate;
+                self.rate[g].1 += 1;
+            }
             self.last = now;
         }
     }
 
     /// What [`Accrual::advance`] would charge, applied to `deficits` (a copy) only.
     pub fn project(&self, deficits: &mut Deficits, now: f64) {
-        let dt = now - self.last;
-        if !(dt > 0.0) {
-            return;
-        }
-        for (g, &(rate, n)) in self.rate.iter().enumerate() {
-            if n > 0 && rate > 0.0 {
-                deficits.charge_among(g, rate * dt, &self.active);
+        for (g, a) in self.amounts(now).into_iter().enumerate() {
+            if a > 0.0 {
+                deficits.charge_among(g, a, &self.active);
             }
         }
     }
 
-    /// Task `key` of group `g` started, accruing `rate` per second. Call [`Accrual::advance`]
-    /// first.
-    pub fn start(&mut self, key: (u32, u32), g: usize, rate: f64) {
+    /// Task `key` of group `g` started at `now`, accruing `rate` per second from `delay`
+    /// seconds on (the part before was charged at launch). Call [`Accrual::advance`] first.
+    pub fn start(&mut self, key: (u32, u32), g: usize, rate: f64, now: f64, delay: f64) {
         if !(rate.is_finite() && rate > 0.0) {
             return;
         }
+        self.stop(key);
         if self.rate.len() <= g {
             self.rate.resize(g + 1, (0.0, 0));
         }
-        if let Some((old_g, old_rate)) = self.running.insert(key, (g, rate)) {
-            self.remove(old_g, old_rate);
+        let from = if delay.is_finite() && delay > 0.0 { now + delay } else { now };
+        self.running.insert(key, (g, rate, from));
+        if from > now {
+            self.pending.insert((from.to_bits(), key.0, key.1), (g, rate));
+        } else {
+            self.rate[g].0 += rate;
+            self.rate[g].1 += 1;
         }
-        self.rate[g].0 += rate;
-        self.rate[g].1 += 1;
     }
 
     /// Task `key` stopped (unknown keys are ignored). Call [`Accrual::advance`] first.
     pub fn stop(&mut self, key: (u32, u32)) {
-        if let Some((g, rate)) = self.running.remove(&key) {
-            self.remove(g, rate);
+        let Some((g, rate, from)) = self.running.remove(&key) else { return };
+        if self.pending.remove(&(from.to_bits(), key.0, key.1)).is_none() {
+            let r = &mut self.rate[g];
+            r.1 -= 1;
+            r.0 = if r.1 == 0 { 0.0 } else { (r.0 - rate).max(0.0) };
         }
-    }
-
-    fn remove(&mut self, g: usize, rate: f64) {
-        let r = &mut self.rate[g];
-        r.1 -= 1;
-        r.0 = if r.1 == 0 { 0.0 } else { (r.0 - rate).max(0.0) };
     }
 
     /// The groups with runnable work from now until the next event.
@@ -316,7 +344,7 @@ impl Accrual {
         self.active = active;
     }
 
-    /// Tasks accruing now.
+    /// Tasks accruing now or later.
     pub fn running(&self) -> usize {
         self.running.len()
     }

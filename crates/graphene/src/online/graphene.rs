@@ -92,10 +92,12 @@ pub enum Charge {
     /// when it would otherwise leave a machine idle; on a `deep` workload whose BLAST jobs hold
     /// such tasks that cost graphene 11% of its mean JCT (BENCHMARKS.md, session 13).
     TimeBounded,
-    /// Resource-time as `Time`, but charged while the task runs, per second of its actual run
-    /// ([`crate::fairness::Accrual`]), not all at launch from its estimate. A launch charges
-    /// nothing, so a queue is held back only once another is owed kappa x C, and a long task
-    /// costs its queue priority as it runs instead of up front.
+    /// Resource-time as `Time`, but a launch charges only the first [`CHARGE_WINDOW_S`] of the
+    /// task's estimate (all of it for shorter tasks, so those are charged exactly as `Time`);
+    /// the rest accrues per second the task actually runs ([`crate::fairness::Accrual`]). A
+    /// long task then costs its queue its resource-time as it is used, not thirty minutes of
+    /// it up front (which blocks it or starves its queue afterwards), and nothing is forgiven
+    /// as `TimeBounded` forgives it.
     Accrue,
 }
 
@@ -110,15 +112,16 @@ impl Charge {
                 let c = factor * duration / CHARGE_WINDOW_S;
                 limit.map_or(c, |l| c.min(l))
             }
-            Charge::Accrue => 0.0,
+            Charge::Accrue => factor * duration.clamp(0.0, CHARGE_WINDOW_S) / CHARGE_WINDOW_S,
         }
     }
 
-    /// What a running task accrues per second under [`Charge::Accrue`] (0 otherwise).
-    pub fn rate(self, factor: f64) -> f64 {
+    /// What a running task accrues per second under [`Charge::Accrue`] (0 otherwise), and from
+    /// how many seconds after its launch (the part [`Charge::amount`] charged at launch).
+    pub fn rate(self, factor: f64, duration: f64) -> (f64, f64) {
         match self {
-            Charge::Accrue => factor / CHARGE_WINDOW_S,
-            _ => 0.0,
+            Charge::Accrue => (factor / CHARGE_WINDOW_S, duration.clamp(0.0, CHARGE_WINDOW_S)),
+            _ => (0.0, 0.0),
         }
     }
 }
