@@ -497,6 +497,12 @@ pub struct ReplayOptions {
     pub misestimate_what: String,
     pub seed: u64,
     pub decima_model: Option<PathBuf>,
+    /// `--waves`: a sidecar of spark-sched-sim wave samples (`gen-trace --waves-out`) bound to
+    /// the trace's jobs: tasks run wave- and parallelism-dependent durations ([`sim::waves`]).
+    pub waves: Option<PathBuf>,
+    /// `--moving-delay`: with `waves`, the seconds an executor travels to another job (absent:
+    /// [`sim::waves::DEFAULT_MOVING_DELAY`]).
+    pub moving_delay: Option<f64>,
     pub no_timing: bool,
     /// Give up after this many seconds of wall time (`--time-limit`).
     pub time_limit: Option<f64>,
@@ -531,6 +537,8 @@ impl Default for ReplayOptions {
             misestimate_what: "both".into(),
             seed: 0,
             decima_model: None,
+            waves: None,
+            moving_delay: None,
             no_timing: false,
             time_limit: None,
         }
@@ -664,6 +672,26 @@ impl ReplayOptions {
         Ok(cfg)
     }
 
+    /// `waves` read and bound to `workload`'s jobs (errors name the file), with `moving_delay`;
+    /// None without `waves`. A moving delay without waves is refused, as is one that is not a
+    /// finite number of seconds >= 0.
+    fn waves(&self, workload: &Workload) -> Result<Option<sim::waves::Waves>> {
+        let Some(path) = &self.waves else {
+            if self.moving_delay.is_some() {
+                return Err(Error::Usage(
+                    "--moving-delay needs --waves (the moving delay is part of the wave model)".into(),
+                ));
+            }
+            return Ok(None);
+        };
+        let mut waves = sim::waves::Waves::new(sim::waves::load(path, workload)?);
+        if let Some(d) = self.moving_delay {
+            crate::limits::check_seconds(d, "--moving-delay", "moving delay")?;
+            waves.moving_delay = d;
+        }
+        Ok(Some(waves))
+    }
+
     /// Loads the trace and resolves everything a replay needs besides the scheduler.
     pub fn setup(&self, trace_src: &Source) -> Result<ReplaySetup> {
         let format = match self.trace_format {
@@ -762,8 +790,8 @@ impl ReplayOptions {
             deadline: time_limit(self.time_limit)?,
             periodic_only: self.periodic_heartbeats,
             container_overhead: self.container_overhead,
-            // The CLI's --waves binds a sidecar to the loaded workload (replay's Common::setup).
-            waves: None,
+            // Last, as the CLI always checked it: after every other option.
+            waves: self.waves(&workload)?,
         };
         // Empty when the reader left nothing out.
         let skipped = if skipped.is_empty() { String::new() } else { skipped.to_string() };
