@@ -14,7 +14,9 @@ Options
     ``no_overbook``, ``speeds``, ``bandwidth``, ``grid_step``, ``max_trouble``, ``no_cuts``,
     ``placement``, ``threads``, ``no_timing``; replays add ``kappa``, ``tetris_kappa``, ``tetris_overbook_limit``, ``cs_accounting``, ``cs_user_limit_factor``, ``cs_am``, ``cs_assignments_per_heartbeat``, ``cs_reservations``, ``periodic_heartbeats``, ``container_overhead``, ``online_rules``, ``srpt_term``, ``eta``, ``rp``,
     ``overbook_limit``, ``fairness``, ``charge``, ``queues``, ``heartbeat``, ``misestimate``,
-    ``misestimate_what``, ``spread_queues``, ``trace_format``, ``decima_model``. An unknown
+    ``misestimate_what``, ``spread_queues``, ``trace_format``, ``decima_model``, ``waves`` (a
+    path: the ``gen-trace --waves-out`` sidecar, for spark-sched-sim's wave- and
+    parallelism-dependent durations) and ``moving_delay`` (seconds, with ``waves``). An unknown
     option raises :class:`UsageError`.
 
 Errors
@@ -250,8 +252,9 @@ def _opts(cluster: Any, opts: Dict[str, Any]) -> Dict[str, Any]:
         o["capacity"] = ",".join(f"{k}={v}" for k, v in cap.items())
     if isinstance(o.get("placement"), str):
         o["placement"] = o["placement"].split(",")
-    if isinstance(o.get("decima_model"), os.PathLike):
-        o["decima_model"] = os.fspath(o["decima_model"])
+    for k in ("decima_model", "waves"):
+        if isinstance(o.get(k), os.PathLike):
+            o[k] = os.fspath(o[k])
     return o
 
 
@@ -436,9 +439,27 @@ def gen_trace(
     return Trace(text, "trace")
 
 
-def replay(trace: Any, cluster: Any = None, scheduler: str = "cs", **opts: Any) -> ReplayResult:
+def replay(
+    trace: Any,
+    cluster: Any = None,
+    scheduler: str = "cs",
+    *,
+    waves: Optional[PathLike] = None,
+    moving_delay: Optional[float] = None,
+    **opts: Any,
+) -> ReplayResult:
     """``graphene replay``: the trace in the event-driven simulator under an online scheduler.
-    The realized schedule is checked before anything is returned."""
+    The realized schedule is checked before anything is returned.
+
+    ``waves`` (``--waves``) is the sidecar ``gen-trace --style spark-sched-sim --waves-out``
+    writes for the trace: tasks then run spark-sched-sim's wave- and parallelism-dependent
+    durations, drawn with ``seed`` (schedulers still see the trace's); ``moving_delay``
+    (``--moving-delay``, seconds, default 2) goes with it. A missing or bad sidecar raises
+    naming the file, a negative moving delay or one without ``waves`` names the field."""
+    if waves is not None:
+        opts["waves"] = waves
+    if moving_delay is not None:
+        opts["moving_delay"] = moving_delay
     name = os.fspath(trace) if isinstance(trace, (str, os.PathLike)) else getattr(trace, "name", "trace")
     jobs, sched, summary = _native.replay(_src(trace, "trace"), name, scheduler, _opts(cluster, opts))
     return ReplayResult(jobs, sched, summary)

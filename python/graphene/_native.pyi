@@ -4,6 +4,9 @@ functions; these are its thin Rust layer."""
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 Source = Union[str, Mapping[str, str]]
+# Keyword options by flag name with underscores (the `graphene` package's docstring lists them).
+# Replay options include `waves` (str: the `gen-trace --waves-out` sidecar's path) and
+# `moving_delay` (float seconds, with `waves`); `Env` takes them with a trace only.
 Opts = Optional[Dict[str, Any]]
 
 class GrapheneError(Exception): ...

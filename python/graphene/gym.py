@@ -35,7 +35,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from . import _native, _opts, _src
+from . import PathLike, _native, _opts, _src
 
 __all__ = ["ClusterEnv", "make_vec", "reference_agent", "run_agent"]
 
@@ -46,7 +46,9 @@ class ClusterEnv(gymnasium.Env):
     ``reset``. ``cluster`` and keyword options are :func:`graphene.replay`'s. ``reference``
     names a built-in online policy whose action at each decision is reported in
     ``info["reference_action"]`` (see :func:`reference_agent`). ``time_limit`` ends episodes at
-    that simulated time (truncated)."""
+    that simulated time (truncated). With a trace, ``waves`` (the ``gen-trace --waves-out``
+    sidecar) and ``moving_delay`` run spark-sched-sim's wave-dependent durations, drawn with the
+    seed of ``reset`` (``baseline`` draws with the replay seed, 0); drawn workloads refuse them."""
 
     metadata = {"render_modes": []}
 
@@ -66,9 +68,15 @@ class ClusterEnv(gymnasium.Env):
         max_nodes: Optional[int] = None,
         max_edges: Optional[int] = None,
         seed: int = 0,
+        waves: Optional[PathLike] = None,
+        moving_delay: Optional[float] = None,
         **opts: Any,
     ) -> None:
         super().__init__()
+        if waves is not None:
+            opts["waves"] = waves
+        if moving_delay is not None:
+            opts["moving_delay"] = moving_delay
         o = _opts(cluster, opts)
         self._env = _native.Env(
             None if trace is None else _src(trace, "trace"),

@@ -149,6 +149,10 @@ impl Env {
                 })
             }
             (None, Some(ds)) => {
+                if ro.waves.is_some() || ro.moving_delay.is_some() {
+                    // A sidecar names the jobs of one trace; drawn workloads have other jobs.
+                    return Err(usage("waves (and moving_delay) go with a trace, not with dags drawn per episode"));
+                }
                 let srcs: Vec<Source> = ds.iter().map(source).collect::<PyResult<_>>()?;
                 let arrival: ArrivalProcess = arrival.parse().map_err(crate::to_py)?;
                 if queues == 0 || jobs == 0 {

@@ -238,6 +238,8 @@ pub(crate) fn replay_opts(o: &Opts) -> PyResult<ReplayOptions> {
         misestimate_what: o.take("misestimate_what")?.unwrap_or(d.misestimate_what),
         seed: o.take("seed")?.unwrap_or(0),
         decima_model: o.take("decima_model")?,
+        waves: o.take("waves")?,
+        moving_delay: o.take("moving_delay")?,
         no_timing: o.take("no_timing")?.unwrap_or(false),
         time_limit: o.take("time_limit")?,
     })

@@ -497,6 +497,12 @@ pub struct ReplayOptions {
     pub misestimate_what: String,
     pub seed: u64,
     pub decima_model: Option<PathBuf>,
+    /// `--waves`: a sidecar of spark-sched-sim wave samples (`gen-trace --waves-out`) bound to
+    /// the trace's jobs: tasks run wave- and parallelism-dependent durations ([`sim::waves`]).
+    pub waves: Option<PathBuf>,
+    /// `--moving-delay`: with `waves`, the seconds an executor travels to another job (absent:
+    /// [`sim::waves::DEFAULT_MOVING_DELAY`]).
+    pub moving_delay: Option<f64>,
     pub no_timing: bool,
     /// Give up after this many seconds of wall time (`--time-limit`).
     pub time_limit: Option<f64>,
@@ -531,6 +537,8 @@ impl Default for ReplayOptions {
             misestimate_what: "both".into(),
             seed: 0,
             decima_model: None,
+            waves: None,
+            moving_delay: None,
             no_timing: false,
             time_limit: None,
         }
@@ -667,6 +675,26 @@ impl ReplayOptions {
         Ok(cfg)
     }
 
+    /// `waves` read and bound to `workload`'s jobs (errors name the file), with `moving_delay`;
+    /// None without `waves`. A moving delay without waves is refused, as is one that is not a
+    /// finite number of seconds >= 0.
+    fn waves(&self, workload: &Workload) -> Result<Option<sim::waves::Waves>> {
+        let Some(path) = &self.waves else {
+            if self.moving_delay.is_some() {
+                return Err(Error::Usage(
+                    "--moving-delay needs --waves (the moving delay is part of the wave model)".into(),
+                ));
+            }
+            return Ok(None);
+        };
+        let mut waves = sim::waves::Waves::new(sim::waves::load(path, workload)?);
+        if let Some(d) = self.moving_delay {
+            crate::limits::check_seconds(d, "--moving-delay", "moving delay")?;
+            waves.moving_delay = d;
+        }
+        Ok(Some(waves))
+    }
+
     /// Loads the trace and resolves everything a replay needs besides the scheduler.
     pub fn setup(&self, trace_src: &Source) -> Result<ReplaySetup> {
         let format = match self.trace_format {
@@ -765,8 +793,8 @@ impl ReplayOptions {
             deadline: time_limit(self.time_limit)?,
             periodic_only: self.periodic_heartbeats,
             container_overhead: self.container_overhead,
-            // The CLI's --waves binds a sidecar to the loaded workload (replay's Common::setup).
-            waves: None,
+            // Last, as the CLI always checked it: after every other option.
+            waves: self.waves(&workload)?,
         };
         // Empty when the reader left nothing out.
         let skipped = if skipped.is_empty() { String::new() } else { skipped.to_string() };
@@ -866,4 +894,74 @@ pub fn replay_output(
     .expect("serializable");
     json.push(b'\n');
     Ok(ReplayOutput { jobs_csv: jobs, schedule_csv: sched, summary_json: json, result, summary, scheduler: name })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Job j0 (at 0): stage a of 3 one-slot tasks, then b; job j1 (at 8): stage c. Durations 1 s.
+    const TRACE: &str = "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations
+j0,0,q0,a,3,1,1,0,0,0,,
+j0,0,q0,b,1,1,1,0,0,0,a,
+j1,8,q0,c,1,1,1,0,0,0,,
+";
+
+    /// One sample per list (ms) at 2 executors: every realized duration is forced (the CLI's
+    /// `waves` integration test has the hand computation of these JCTs).
+    const SIDECAR: &str = r#"{"format":"graphene-waves","unit":"ms","jobs":{"j0":"d0","j1":"d1"},"dags":{
+        "d0":{"a":{"fresh_durations":{"2":[5250]},"first_wave":{"2":[3000]},"rest_wave":{"2":[2000]}},
+              "b":{"fresh_durations":{"2":[6000]},"first_wave":{"2":[4000]},"rest_wave":{"2":[1000]}}},
+        "d1":{"c":{"fresh_durations":{"2":[1500]},"first_wave":{"2":[500]},"rest_wave":{"2":[250]}}}}}"#;
+
+    fn opts(waves: Option<PathBuf>, moving_delay: Option<f64>) -> ReplayOptions {
+        ReplayOptions {
+            cluster: ClusterOptions {
+                machines: Some(2),
+                capacity: Some("cpu=1,mem=1,disk=1,net=1".into()),
+                ..ClusterOptions::default()
+            },
+            waves,
+            moving_delay,
+            no_timing: true,
+            ..ReplayOptions::default()
+        }
+    }
+
+    fn jcts(o: &ReplayOptions) -> Result<Vec<f64>> {
+        let src = Source::Text { text: TRACE.into(), name: "t.csv".into() };
+        let out = replay(&src, "t.csv", o, "fifo")?;
+        let mut jcts: Vec<(String, f64)> = out.result.jobs.iter().map(|j| (j.name.clone(), j.jct())).collect();
+        jcts.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(jcts.into_iter().map(|(_, t)| t).collect())
+    }
+
+    /// `ReplayOptions::waves` binds the sidecar in the library (every front end gets it), with
+    /// the CLI's figures and messages.
+    #[test]
+    fn waves_are_bound_by_the_library() {
+        let dir = tempfile::tempdir().unwrap();
+        let side = dir.path().join("w.json");
+        std::fs::write(&side, SIDECAR).unwrap();
+        assert_eq!(jcts(&opts(None, None)).unwrap(), [3.0, 1.0]);
+        assert_eq!(jcts(&opts(Some(side.clone()), None)).unwrap(), [13.25, 4.0]);
+        assert_eq!(jcts(&opts(Some(side.clone()), Some(0.5))).unwrap(), [11.75, 2.5]);
+        let setup =
+            opts(Some(side.clone()), Some(0.5)).setup(&Source::Text { text: TRACE.into(), name: "t".into() }).unwrap();
+        assert_eq!(setup.cfg.waves.as_ref().map(|w| w.moving_delay), Some(0.5));
+        // The Gymnasium env's built-in replay takes the same setup (and checks its runs under
+        // waves by their drawn durations, not the trace's).
+        let env_jcts = crate::env::baseline(&setup.workload, &setup.cluster, "fifo", &setup.settings, &setup.cfg);
+        assert_eq!(env_jcts.unwrap(), [11.75, 2.5]);
+
+        let e = jcts(&opts(Some(side.clone()), Some(-1.0))).unwrap_err().to_string();
+        assert!(e.contains("--moving-delay") && e.contains("moving delay -1"), "{e}");
+        let e = jcts(&opts(Some(side), Some(f64::NAN))).unwrap_err().to_string();
+        assert!(e.contains("--moving-delay"), "{e}");
+        let e = jcts(&opts(None, Some(1.0))).unwrap_err().to_string();
+        assert!(e.contains("--moving-delay needs --waves"), "{e}");
+        let missing = dir.path().join("missing.json");
+        let e = jcts(&opts(Some(missing.clone()), None)).unwrap_err().to_string();
+        assert!(e.contains(&missing.display().to_string()), "{e}");
+    }
 }

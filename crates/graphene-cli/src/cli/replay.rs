@@ -232,25 +232,20 @@ impl Common {
             .into(),
             seed: self.seed,
             decima_model: self.decima_model.clone(),
+            waves: self.waves.clone(),
+            moving_delay: self.moving_delay,
             no_timing: self.no_timing,
             time_limit: self.time_limit,
         }
     }
 
-    /// Loads the trace and resolves everything a replay needs besides the scheduler, telling
-    /// the user on stderr what an Alibaba reader skipped.
+    /// Loads the trace and resolves everything a replay needs besides the scheduler (the
+    /// library also binds `--waves` to the trace), telling the user on stderr what an Alibaba
+    /// reader skipped.
     pub fn setup(&self) -> Result<ReplaySetup> {
-        let mut setup = self.options().setup(&Source::Path(self.trace.clone()))?;
+        let setup = self.options().setup(&Source::Path(self.trace.clone()))?;
         if !setup.skipped.is_empty() {
             eprintln!("{}: {}", self.trace.display(), setup.skipped);
-        }
-        if let Some(path) = &self.waves {
-            let mut waves = sim::waves::Waves::new(sim::waves::load(path, &setup.workload)?);
-            if let Some(d) = self.moving_delay {
-                graphene::limits::check_seconds(d, "--moving-delay", "moving delay")?;
-                waves.moving_delay = d;
-            }
-            setup.cfg.waves = Some(waves);
         }
         Ok(setup)
     }
