@@ -224,6 +224,7 @@ pub(crate) fn replay_opts(o: &Opts) -> PyResult<ReplayOptions> {
         cs_per_heartbeat: o.take("cs_assignments_per_heartbeat")?,
         cs_reservations: o.take("cs_reservations")?.unwrap_or(false),
         periodic_heartbeats: o.take("periodic_heartbeats")?.unwrap_or(false),
+        sticky: o.take("sticky")?.unwrap_or(false),
         container_overhead: o.take("container_overhead")?.unwrap_or(0.0),
         online_rules: o.take("online_rules")?.unwrap_or(d.online_rules),
         srpt_term: o.take("srpt_term")?.unwrap_or(d.srpt_term),

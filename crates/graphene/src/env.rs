@@ -264,6 +264,7 @@ pub fn default_settings(workload: &Workload) -> OnlineSettings {
         cs_user_limit: None,
         cs_yarn: online::CsYarn::default(),
         decima_model: None,
+        sticky: false,
     }
 }
 

@@ -475,6 +475,8 @@ pub struct ReplayOptions {
     pub cs_reservations: bool,
     /// `--periodic-heartbeats`: no heartbeat when a task ends.
     pub periodic_heartbeats: bool,
+    /// `--sticky`: each machine serves the job of its last task first (any scheduler).
+    pub sticky: bool,
     /// `--container-overhead`: seconds a task holds its machine past its duration.
     pub container_overhead: f64,
     /// `--tetris-overbook-limit` (absent: 1, never).
@@ -523,6 +525,7 @@ impl Default for ReplayOptions {
             cs_per_heartbeat: None,
             cs_reservations: false,
             periodic_heartbeats: false,
+            sticky: false,
             container_overhead: 0.0,
             online_rules: "default".into(),
             srpt_term: "work".into(),
@@ -774,6 +777,7 @@ impl ReplayOptions {
                 }
             },
             decima_model: self.decima_model.clone(),
+            sticky: self.sticky,
         };
         let cfg = SimConfig {
             heartbeat: self.heartbeat,

@@ -63,6 +63,12 @@ pub struct Common {
     /// YARN's node managers, which report a finished container at their next heartbeat).
     #[arg(long)]
     pub periodic_heartbeats: bool,
+    /// Any scheduler: a machine first serves the job of its last task while that job has
+    /// runnable work (the same stage first), and only then the scheduler's choice. Spark keeps
+    /// an executor with its application; with --waves a machine that moves pays the moving
+    /// delay and a fresh first task, so this is the heuristic baseline Decima must also beat.
+    #[arg(long)]
+    pub sticky: bool,
     /// Every task holds its machine, and keeps its children waiting, this many seconds past
     /// its duration: YARN's container life beyond the task (heartbeats between allocation,
     /// launch, completion and the AM learning of it) [default: 0].
@@ -203,6 +209,7 @@ impl Common {
             cs_per_heartbeat: self.cs_assignments_per_heartbeat,
             cs_reservations: self.cs_reservations,
             periodic_heartbeats: self.periodic_heartbeats,
+            sticky: self.sticky,
             container_overhead: self.container_overhead,
             online_rules: self.online_rules.clone(),
             srpt_term: self.srpt_term.clone(),

@@ -194,7 +194,7 @@ fn realized_schedules_pass_the_replay_checker_and_tampering_is_caught() {
 
     let (w, _) = load(&repo("traces/small.csv"), &TraceOptions { format: None, queues: None }).expect("trace loads");
     let cluster = ClusterSpec::uniform(2, ClusterSpec::default_capacity()).resolve(&w.jobs[0].dag.resources).unwrap();
-    let settings = OnlineSettings {
+    let mut settings = OnlineSettings {
         shares: vec![0.5, 0.5],
         graphene: GrapheneOnline::default(),
         seed: 0,
@@ -204,13 +204,20 @@ fn realized_schedules_pass_the_replay_checker_and_tampering_is_caught() {
         cs_user_limit: None,
         cs_yarn: graphene::online::CsYarn::default(),
         decima_model: None,
+        sticky: false,
     };
-    for name in graphene::online::NAMES {
-        let cfg = SimConfig { misestimate: Some((-0.3, 0.3)), ..SimConfig::default() };
-        let r = run(&w, &cluster, by_name(name, &settings).unwrap().as_mut(), &cfg).unwrap();
-        assert_eq!(validate_replay(&w, &cluster, &r), vec![], "{name}");
-        assert!(r.jobs.iter().all(|j| j.finish.is_finite()), "{name}: every job finishes");
+    // Every scheduler, also wrapped by `--sticky` (which must not hand out a task twice when
+    // the wrapped scheduler picks one it kept; machines here have room for several tasks).
+    for sticky in [false, true] {
+        settings.sticky = sticky;
+        for name in graphene::online::NAMES {
+            let cfg = SimConfig { misestimate: Some((-0.3, 0.3)), ..SimConfig::default() };
+            let r = run(&w, &cluster, by_name(name, &settings).unwrap().as_mut(), &cfg).unwrap();
+            assert_eq!(validate_replay(&w, &cluster, &r), vec![], "{name}, sticky {sticky}");
+            assert!(r.jobs.iter().all(|j| j.finish.is_finite()), "{name}, sticky {sticky}: every job finishes");
+        }
     }
+    settings.sticky = false;
     let mut r = run(&w, &cluster, by_name("fifo", &settings).unwrap().as_mut(), &SimConfig::default()).unwrap();
     // Move a task that has a parent to start at its job's arrival: it now overlaps its parent.
     let i = r

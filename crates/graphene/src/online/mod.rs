@@ -16,6 +16,7 @@ mod hybrid;
 mod priority_cache;
 mod random;
 mod slearn;
+mod sticky;
 mod tetris;
 
 pub use capacity::{CapacityScheduler, CsAccounting, CsYarn};
@@ -51,6 +52,9 @@ pub struct OnlineSettings {
     pub cs_yarn: CsYarn,
     /// decima: weights file to load instead of the bundled model.
     pub decima_model: Option<std::path::PathBuf>,
+    /// Every scheduler: each machine keeps serving the job of its last task first
+    /// (`--sticky`, [`sticky`]).
+    pub sticky: bool,
 }
 
 /// Online scheduler names `by_name` accepts.
@@ -69,8 +73,13 @@ pub const NAMES: &[&str] = &[
     "decima",
 ];
 
-/// Builds the online scheduler called `name`.
+/// Builds the online scheduler called `name` (kept on each machine's job with `s.sticky`).
 pub fn by_name(name: &str, s: &OnlineSettings) -> crate::Result<Box<dyn Policy>> {
+    let policy = unwrapped(name, s)?;
+    Ok(if s.sticky { Box::new(sticky::Sticky::new(policy)) } else { policy })
+}
+
+fn unwrapped(name: &str, s: &OnlineSettings) -> crate::Result<Box<dyn Policy>> {
     Ok(match name {
         "graphene" => Box::new(Graphene::new(GrapheneOnline { shares: s.shares.clone(), ..s.graphene.clone() })),
         "cs" => Box::new(
