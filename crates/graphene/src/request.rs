@@ -848,6 +848,7 @@ pub fn decima_warning(setup: &ReplaySetup) -> Result<Option<String>> {
     };
     let mut run = RunShape::of(&setup.workload, &setup.cluster, &setup.cfg.speeds, setup.cfg.heartbeat);
     run.waves = setup.cfg.waves.as_ref().map(|w| w.moving_delay);
+    run.sticky = setup.settings.sticky;
     Ok(setting::warning(model.setting()?.as_ref(), &source, &run))
 }
 

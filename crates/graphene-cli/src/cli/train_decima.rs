@@ -77,6 +77,13 @@ pub struct Args {
     /// (spark-sched-sim's moving_delay, as replay's --moving-delay) [default: 2].
     #[arg(long, value_name = "SECONDS", requires = "waves")]
     pub moving_delay: Option<f64>,
+    /// Every training episode and held-out workload keeps each machine on the job of its last
+    /// task first, as `replay --sticky` (spark-sched-sim's executors continue their stage
+    /// without asking the agent): the agent places only machines whose job has nothing
+    /// runnable. Kept in the file as the setting's `sticky`, so a replay without --sticky
+    /// warns [default: off].
+    #[arg(long)]
+    pub sticky: bool,
     #[command(flatten)]
     pub steps: Steps<Decima>,
     /// Mean episode length in seconds at the start, its growth per iteration and its cap.
@@ -177,6 +184,7 @@ pub fn run(a: Args) -> Result<i32> {
         mean_gap,
         max_jobs: a.jobs,
         heartbeat: a.heartbeat,
+        sticky: a.sticky,
     };
     let waves = if a.waves {
         let library = trace::spark_sched_sim::WaveLibrary::load(&a.dags, sizes.as_deref(), a.input.executors)?;

@@ -333,6 +333,7 @@ fn small_setting() -> decima::Setting {
         demands: "default".into(),
         demand_seed: 0,
         waves: None,
+        sticky: false,
     }
 }
 
@@ -603,6 +604,7 @@ fn the_spark_sched_sim_model_has_its_setting() {
         mean_gap: Some(25.8),
         load: s.arrival.load,
         waves: None,
+        sticky: false,
     };
     assert_eq!(s.differences(&own), vec![]);
     assert_eq!(decima::setting::warning(Some(&s), "decima-sss.json", &own), None);
@@ -616,6 +618,7 @@ fn the_spark_sched_sim_model_has_its_setting() {
         mean_gap: Some(other.arrival.poisson_mean),
         load: other.arrival.load,
         waves: None,
+        sticky: false,
     };
     let fields: Vec<&str> = s.differences(&tpch).iter().map(|d| d.field).collect();
     assert!(fields.contains(&"capacity") && fields.contains(&"mean arrival gap"), "{fields:?}");
@@ -878,6 +881,51 @@ fn train_decima_waves_is_seeded_recorded_and_warned_about() {
     let args: Vec<String> = args.iter().map(|s| s.to_string()).chain(one_slot.iter().map(|s| s.to_string())).collect();
     let e = cli(&args).ok().stderr;
     assert!(e.contains("durations: model trained with wave durations"), "{e}");
+}
+
+/// `train-decima --sticky`: training keeps every machine on its job first (as `replay
+/// --sticky`); the file records it, a seed gives the same bytes, the agent decides less often
+/// and so learns other weights, and a replay warns when the model meets a run with the other
+/// rule, in either direction, and is quiet when they match.
+#[test]
+fn train_decima_sticky_is_seeded_recorded_and_warned_about() {
+    let dir = tempdir();
+    let d = dir.path();
+    let q6 = repo("tests/data/tpch-2g-q6.json");
+    let sss =
+        ["--style", "spark-sched-sim", "--jobs", "8", "--iterations", "2", "--episode-start", "40", "--eval-jobs", "5"];
+    let train = |out: &str, extra: &[&str]| tiny_train(d, &[q6.display().to_string()], &sss, extra, out);
+    train("s.json", &["--sticky"]).ok();
+    train("s2.json", &["--sticky"]).ok();
+    let text = std::fs::read_to_string(d.join("s.json")).unwrap();
+    assert_eq!(text, std::fs::read_to_string(d.join("s2.json")).unwrap(), "same seed, same bytes");
+    let m = Model::load(&d.join("s.json")).unwrap();
+    assert!(m.setting().unwrap().unwrap().sticky);
+    train("p.json", &[]).ok();
+    let p = Model::load(&d.join("p.json")).unwrap();
+    assert!(!p.setting().unwrap().unwrap().sticky);
+    assert!(!std::fs::read_to_string(d.join("p.json")).unwrap().contains("sticky"), "absent when off");
+    assert_ne!(m.params, p.params, "the agent decided for other machines");
+
+    let t = d.join("t.csv");
+    sss_trace(&q6, 8, "poisson:4", 9, &t, None);
+    let one_slot = ["--machines", "3", "--capacity", "cpu=1,mem=1,disk=1,net=1"];
+    let sticky = [&one_slot[..], &["--sticky"]].concat();
+    let field = "\n  machines: model trained with";
+    let e = replay_decima(&t, Some(&d.join("s.json")), d, &sticky);
+    assert!(!e.contains(field), "its own rule: {e}");
+    let e = replay_decima(&t, Some(&d.join("s.json")), d, &one_slot);
+    assert!(
+        e.contains("\n  machines: model trained with machines kept on their job first (--sticky); this run has every machine placed by the policy (no --sticky)"),
+        "{e}"
+    );
+    let e = replay_decima(&t, Some(&d.join("p.json")), d, &sticky);
+    assert!(
+        e.contains("\n  machines: model trained with every machine placed by the policy (no --sticky); this run has machines kept on their job first (--sticky)"),
+        "{e}"
+    );
+    let e = replay_decima(&t, Some(&d.join("p.json")), d, &one_slot);
+    assert!(!e.contains(field), "{e}");
 }
 
 /// `decima-sss-100g-waves.json`, the full-mix model trained with `--waves`: its file is what

@@ -21,8 +21,8 @@ use super::{fits_all, Policy, TaskRef};
 use crate::model::ResVec;
 use crate::sim::View;
 
-pub struct Sticky {
-    inner: Box<dyn Policy>,
+pub struct Sticky<P> {
+    inner: P,
     /// Per machine: the job and stage of the last task launched there.
     last: Vec<Option<(u32, u32)>>,
     /// Tasks handed out by the last `assign` with their machine, confirmed by `launched`.
@@ -30,9 +30,14 @@ pub struct Sticky {
     scratch: Vec<TaskRef>,
 }
 
-impl Sticky {
-    pub fn new(inner: Box<dyn Policy>) -> Sticky {
+impl<P: Policy> Sticky<P> {
+    pub fn new(inner: P) -> Sticky<P> {
         Sticky { inner, last: Vec::new(), pending: VecDeque::new(), scratch: Vec::new() }
+    }
+
+    /// The wrapped scheduler (a trainer reads its recorded decisions after a run).
+    pub fn into_inner(self) -> P {
+        self.inner
     }
 
     /// The tasks machine `machine` keeps for its job, pushed into `out`; returns what is left.
@@ -64,7 +69,7 @@ impl Sticky {
     }
 }
 
-impl Policy for Sticky {
+impl<P: Policy> Policy for Sticky<P> {
     fn name(&self) -> String {
         format!("{} (sticky)", self.inner.name())
     }
@@ -166,7 +171,7 @@ mod tests {
             r.jobs.iter().map(|j| j.jct()).collect::<Vec<f64>>()
         };
         assert_eq!(jcts(&mut Tetris::new()), vec![21.0, 6.0]);
-        let mut sticky = Sticky::new(Box::new(Tetris::new()));
+        let mut sticky = Sticky::new(Tetris::new());
         assert_eq!(jcts(&mut sticky), vec![20.0, 16.0]);
         assert_eq!(sticky.name(), "tetris (sticky)");
     }

@@ -42,3 +42,25 @@ pub trait Policy {
     /// A task finished.
     fn finished(&mut self, _view: &View, _t: TaskRef) {}
 }
+
+/// A boxed scheduler is a scheduler (so wrappers such as `online::Sticky` take either).
+impl<P: Policy + ?Sized> Policy for Box<P> {
+    fn name(&self) -> String {
+        (**self).name()
+    }
+    fn job_arrived(&mut self, view: &View, job: u32) {
+        (**self).job_arrived(view, job)
+    }
+    fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
+        (**self).assign(view, machine, free, out)
+    }
+    fn idle_is_stable(&self) -> bool {
+        (**self).idle_is_stable()
+    }
+    fn launched(&mut self, view: &View, t: TaskRef) {
+        (**self).launched(view, t)
+    }
+    fn finished(&mut self, view: &View, t: TaskRef) {
+        (**self).finished(view, t)
+    }
+}

@@ -70,6 +70,11 @@ pub struct Setting {
     /// `replay --waves`); absent: every task ran its trace duration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waves: Option<WavesSetting>,
+    /// Trained with every machine kept on its job first (`train-decima --sticky`, as `replay
+    /// --sticky`): the policy only placed machines whose job had nothing runnable. Absent:
+    /// false, the policy placed every machine.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sticky: bool,
 }
 
 /// How tasks' durations were drawn in training under `--waves` ([`crate::sim::waves`]).
@@ -118,6 +123,8 @@ pub struct RunShape {
     pub load: Option<f64>,
     /// The moving delay of a run with wave durations (`replay --waves`); None without them.
     pub waves: Option<f64>,
+    /// Run with `replay --sticky`.
+    pub sticky: bool,
 }
 
 impl RunShape {
@@ -135,6 +142,7 @@ impl RunShape {
             mean_gap: (n >= 2).then(|| span / (n - 1) as f64),
             load: (bottleneck.is_finite() && bottleneck > 0.0).then_some(bottleneck),
             waves: None,
+            sticky: false,
         }
     }
 }
@@ -279,6 +287,16 @@ impl Setting {
                 diff("moving delay", format!("{} s", num(m.moving_delay)), format!("{} s", num(r)))
             }
             _ => {}
+        }
+        if self.sticky != run.sticky {
+            let text = |s: bool| {
+                if s {
+                    "machines kept on their job first (--sticky)".to_string()
+                } else {
+                    "every machine placed by the policy (no --sticky)".to_string()
+                }
+            };
+            diff("machines", text(self.sticky), text(run.sticky));
         }
         out
     }

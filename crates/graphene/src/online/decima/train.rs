@@ -49,6 +49,7 @@ use crate::error::{Error, Result};
 use crate::learn::reinforce::{self, Best};
 use crate::learn::Adam;
 use crate::model::{Cluster, Dag, Workload};
+use crate::online::Sticky;
 use crate::sim::waves::Waves;
 use crate::sim::{self, SimConfig, SimResult};
 use crate::trace::spark_sched_sim::WaveLibrary;
@@ -73,6 +74,12 @@ pub struct TrainConfig {
     /// At most this many jobs per episode.
     pub max_jobs: usize,
     pub heartbeat: f64,
+    /// Every machine serves the job of its last task first (`--sticky`, [`Sticky`]), in
+    /// training and held-out scoring alike: the policy decides only for machines whose job
+    /// has nothing runnable, as spark-sched-sim's executors continue their stage on their own.
+    /// Not written when off, so files trained without it keep their bytes.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sticky: bool,
 }
 
 impl Default for TrainConfig {
@@ -89,6 +96,7 @@ impl Default for TrainConfig {
             mean_gap: 10.0,
             max_jobs: 200,
             heartbeat: 1.0,
+            sticky: false,
         }
     }
 }
@@ -158,6 +166,7 @@ pub fn setting(
         demands: demands.to_string(),
         demand_seed,
         waves: waves.map(|w| setting::WavesSetting { moving_delay: w.moving_delay }),
+        sticky: cfg.sticky,
     }
 }
 
@@ -284,22 +293,38 @@ fn check(cfg: &TrainConfig) -> Result<()> {
 /// Greedy mean JCT of `model` over `workloads` (every job of every workload).
 pub fn evaluate(model: &Model, workloads: &[Workload], cluster: &Cluster, heartbeat: f64) -> Result<f64> {
     let items: Vec<(&Workload, Option<&Waves>)> = workloads.iter().map(|w| (w, None)).collect();
-    evaluate_on(model, &items, cluster, heartbeat)
+    evaluate_on(model, &items, cluster, heartbeat, false)
 }
 
-/// [`evaluate`] on held-out workloads, each with its durations (wave ones under `--waves`).
-pub fn evaluate_held_out(model: &Model, eval: &[HeldOut], cluster: &Cluster, heartbeat: f64) -> Result<f64> {
+/// [`evaluate`] on held-out workloads, each with its durations (wave ones under `--waves`),
+/// every machine kept on its job first when `sticky` ([`TrainConfig::sticky`]).
+pub fn evaluate_held_out(
+    model: &Model,
+    eval: &[HeldOut],
+    cluster: &Cluster,
+    heartbeat: f64,
+    sticky: bool,
+) -> Result<f64> {
     let items: Vec<(&Workload, Option<&Waves>)> = eval.iter().map(|h| (&h.workload, h.waves.as_ref())).collect();
-    evaluate_on(model, &items, cluster, heartbeat)
+    evaluate_on(model, &items, cluster, heartbeat, sticky)
 }
 
-fn evaluate_on(model: &Model, items: &[(&Workload, Option<&Waves>)], cluster: &Cluster, heartbeat: f64) -> Result<f64> {
+fn evaluate_on(
+    model: &Model,
+    items: &[(&Workload, Option<&Waves>)],
+    cluster: &Cluster,
+    heartbeat: f64,
+    sticky: bool,
+) -> Result<f64> {
     let per: Vec<Result<(f64, usize)>> = items
         .par_iter()
         .map(|(w, waves)| {
             let cfg = SimConfig { heartbeat, waves: waves.cloned(), ..SimConfig::default() };
-            let mut p = Decima::new(model);
-            let r = sim::run(w, cluster, &mut p, &cfg)?;
+            let r = if sticky {
+                sim::run(w, cluster, &mut Sticky::new(Decima::new(model)), &cfg)?
+            } else {
+                sim::run(w, cluster, &mut Decima::new(model), &cfg)?
+            };
             Ok((r.jobs.iter().map(|j| j.jct()).sum::<f64>(), r.jobs.len()))
         })
         .collect();
@@ -382,7 +407,7 @@ pub fn train_with(
     // Model selection on held-out workloads (NaN, no job finished, never wins).
     let mut best = Best::new();
     if eval_every > 0 && !eval.is_empty() {
-        let jct = evaluate_held_out(&model, eval, cluster, cfg.heartbeat)?;
+        let jct = evaluate_held_out(&model, eval, cluster, cfg.heartbeat, cfg.sticky)?;
         best.offer(0, jct, &model);
         let s = IterStats {
             iteration: 0,
@@ -417,8 +442,16 @@ pub fn train_with(
         let runs: Vec<Result<(Vec<Step>, SimResult)>> = (0..cfg.rollouts)
             .into_par_iter()
             .map(|r| {
-                let mut p = Decima::sampling(&model, mix(seq_seed, r as u64 + 1));
-                let res = sim::run_until(&w, cluster, &mut p, &ep_cfg, tau)?;
+                let p = Decima::sampling(&model, mix(seq_seed, r as u64 + 1));
+                let (mut p, res) = if cfg.sticky {
+                    let mut s = Sticky::new(p);
+                    let res = sim::run_until(&w, cluster, &mut s, &ep_cfg, tau)?;
+                    (s.into_inner(), res)
+                } else {
+                    let mut p = p;
+                    let res = sim::run_until(&w, cluster, &mut p, &ep_cfg, tau)?;
+                    (p, res)
+                };
                 Ok((p.steps.take().unwrap_or_default(), res))
             })
             .collect();
@@ -455,7 +488,7 @@ pub fn train_with(
         }
         let jobs_in_system = occ.iter().map(|o| o.at(tau) / tau.max(1e-9)).sum::<f64>() / k;
         let eval_jct = if eval_every > 0 && !eval.is_empty() && reinforce::eval_due(eval_every, it, cfg.iterations) {
-            let jct = evaluate_held_out(&model, eval, cluster, cfg.heartbeat)?;
+            let jct = evaluate_held_out(&model, eval, cluster, cfg.heartbeat, cfg.sticky)?;
             best.offer(it + 1, jct, &model);
             Some(jct)
         } else {
@@ -520,8 +553,8 @@ mod tests {
             assert!(a.iter().zip(b).all(|(x, y)| **x == **y));
         }
         let init = Model::init(5);
-        let jct_plain = evaluate_held_out(&init, &plain, &cluster, 1.0).unwrap();
-        let jct_waves = evaluate_held_out(&init, &waved, &cluster, 1.0).unwrap();
+        let jct_plain = evaluate_held_out(&init, &plain, &cluster, 1.0, false).unwrap();
+        let jct_waves = evaluate_held_out(&init, &waved, &cluster, 1.0, false).unwrap();
         assert!(jct_plain.is_finite() && jct_waves.is_finite() && jct_plain != jct_waves, "{jct_plain} {jct_waves}");
 
         let cfg = TrainConfig {
