@@ -966,3 +966,33 @@ fn the_full_mix_waves_model_has_its_setting() {
     let e = replay_decima(&t, Some(&repo("crates/graphene/models/decima-sss-100g.json")), dir.path(), &waves);
     assert!(e.contains("durations: model trained with the trace's durations (no --waves)"), "{e}");
 }
+
+/// The two models trained with `--waves --sticky`: each file is what this build writes, and its
+/// setting is the waves model's plus `sticky`; on a 2g-100g trace with its sidecar the full-mix
+/// one is quiet with `--waves --sticky` and names the machines rule without `--sticky`.
+#[test]
+fn the_sticky_models_have_their_setting() {
+    for (sticky, waves) in
+        [("decima-sss-100g-waves-sticky.json", "decima-sss-100g-waves.json"), ("decima-sss-waves-sticky.json", "decima-sss-waves.json")]
+    {
+        let path = repo(&format!("crates/graphene/models/{sticky}"));
+        let m = Model::load(&path).expect("the model loads");
+        assert_eq!(m.to_json(), std::fs::read_to_string(&path).unwrap(), "{sticky}: the file is what this build writes");
+        let s = m.setting().unwrap().expect("a setting");
+        assert!(s.sticky, "{sticky}");
+        let w = Model::load(&repo(&format!("crates/graphene/models/{waves}"))).unwrap().setting().unwrap().unwrap();
+        assert_eq!(decima::Setting { sticky: false, ..s }, w, "{sticky}: {waves}'s setting plus sticky");
+    }
+    let path = repo("crates/graphene/models/decima-sss-100g-waves-sticky.json");
+    let dir = tempdir();
+    let side = dir.path().join("w.json");
+    let sizes = ["--sizes", "2g,5g,10g,20g,50g,80g,100g", "--seed", "7001", "--waves-out", side.to_str().unwrap()];
+    let Some(t) = spark_sched_sim_trace(dir.path(), &sizes) else {
+        return;
+    };
+    let one_slot = ["--machines", "10", "--capacity", "cpu=1,mem=1,disk=1,net=1", "--waves", side.to_str().unwrap()];
+    let e = replay_decima(&t, Some(&path), dir.path(), &[&one_slot[..], &["--sticky"]].concat());
+    assert!(!e.contains("warning"), "its own setting: {e}");
+    let e = replay_decima(&t, Some(&path), dir.path(), &one_slot);
+    assert!(e.contains("machines: model trained with machines kept on their job first (--sticky)"), "{e}");
+}
