@@ -119,3 +119,26 @@ def test_gym_env_takes_waves_with_a_trace(sss):
         gg.ClusterEnv(dags=["tests/data/tpch-2g-q6.json"], jobs=2, waves=side, **KW)
     with pytest.raises(graphene.FieldError, match="--moving-delay"):
         gg.ClusterEnv(str(trace), waves=side, moving_delay=-2.0, **KW)
+
+
+
+def test_sticky_matches_the_cli_and_keeps_a_machine_on_its_job(cli, tmp_path):
+    """``sticky=True`` is ``replay --sticky``. One one-slot machine; A: two 10 s tasks at 0, B:
+    one 1 s task at 5. Tetris (least remaining work first) moves the machine to B when A's first
+    task ends at 10 (JCTs 21 and 6 s); kept on its job, it finishes A first (20 and 16 s)."""
+    trace = tmp_path / "t.csv"
+    trace.write_text(
+        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations\n"
+        "A,0,q,s,2,10,1,1,0,0,,\n"
+        "B,5,q,s,1,1,1,1,0,0,,\n"
+    )
+    kw = dict(machines=1, capacity="cpu=1,mem=1,disk=1,net=1", no_timing=True)
+    free = graphene.replay(str(trace), scheduler="tetris", **kw)
+    kept = graphene.replay(str(trace), scheduler="tetris", sticky=True, **kw)
+    assert [j["jct"] for j in free.jobs] == [21.0, 6.0]
+    assert [j["jct"] for j in kept.jobs] == [20.0, 16.0]
+    out = tmp_path / "cli"
+    cli("replay", str(trace), "--scheduler", "tetris", "--machines", "1", "--capacity", "cpu=1,mem=1,disk=1,net=1",
+        "--no-timing", "-q", "--sticky", "--out", str(out))
+    assert kept.summary_json == (out / "summary.json").read_bytes()
+    assert kept.schedule_csv == (out / "schedule.csv").read_text()
