@@ -317,6 +317,24 @@ fn replay_decima(trace: &Path, model: Option<&Path>, dir: &Path, extra: &[&str])
     cli(&args).ok().stderr
 }
 
+/// A tiny spark-sched-sim-style training run on TPC-H Q6 (8-job episodes, 2 iterations) into
+/// `dir/out`, with `extra` flags.
+fn tiny_sss_train(dir: &Path, out: &str, extra: &[&str]) -> crate::util::Run {
+    let q6 = repo("tests/data/tpch-2g-q6.json");
+    let sss =
+        ["--style", "spark-sched-sim", "--jobs", "8", "--iterations", "2", "--episode-start", "40", "--eval-jobs", "5"];
+    tiny_train(dir, &[q6.display().to_string()], &sss, extra, out)
+}
+
+/// [`tiny_sss_train`] twice with the same flags into `a` and `b`: the same bytes (returned).
+fn trained_twice(dir: &Path, a: &str, b: &str, extra: &[&str]) -> String {
+    tiny_sss_train(dir, a, extra).ok();
+    tiny_sss_train(dir, b, extra).ok();
+    let text = std::fs::read_to_string(dir.join(a)).unwrap();
+    assert_eq!(text, std::fs::read_to_string(dir.join(b)).unwrap(), "{extra:?}: same seed, same bytes");
+    text
+}
+
 /// The setting of replaying traces/small.csv on 2 default machines, as a model would record it.
 fn small_setting() -> decima::Setting {
     let (w, c) = small();
@@ -817,13 +835,8 @@ fn train_decima_waves_is_seeded_recorded_and_warned_about() {
     let dir = tempdir();
     let d = dir.path();
     let q6 = repo("tests/data/tpch-2g-q6.json");
-    let sss =
-        ["--style", "spark-sched-sim", "--jobs", "8", "--iterations", "2", "--episode-start", "40", "--eval-jobs", "5"];
-    let train = |out: &str, extra: &[&str]| tiny_train(d, &[q6.display().to_string()], &sss, extra, out);
-    train("a.json", &["--waves"]).ok();
-    train("b.json", &["--waves"]).ok();
-    let a = std::fs::read_to_string(d.join("a.json")).unwrap();
-    assert_eq!(a, std::fs::read_to_string(d.join("b.json")).unwrap(), "same seed, same bytes");
+    let train = |out: &str, extra: &[&str]| tiny_sss_train(d, out, extra);
+    let a = trained_twice(d, "a.json", "b.json", &["--waves"]);
     let m = Model::load(&d.join("a.json")).unwrap();
     assert_eq!(m.to_json(), a, "the file reads back to the same text");
     let s = m.setting().unwrap().unwrap();
@@ -892,13 +905,8 @@ fn train_decima_sticky_is_seeded_recorded_and_warned_about() {
     let dir = tempdir();
     let d = dir.path();
     let q6 = repo("tests/data/tpch-2g-q6.json");
-    let sss =
-        ["--style", "spark-sched-sim", "--jobs", "8", "--iterations", "2", "--episode-start", "40", "--eval-jobs", "5"];
-    let train = |out: &str, extra: &[&str]| tiny_train(d, &[q6.display().to_string()], &sss, extra, out);
-    train("s.json", &["--sticky"]).ok();
-    train("s2.json", &["--sticky"]).ok();
-    let text = std::fs::read_to_string(d.join("s.json")).unwrap();
-    assert_eq!(text, std::fs::read_to_string(d.join("s2.json")).unwrap(), "same seed, same bytes");
+    let train = |out: &str, extra: &[&str]| tiny_sss_train(d, out, extra);
+    trained_twice(d, "s.json", "s2.json", &["--sticky"]);
     let m = Model::load(&d.join("s.json")).unwrap();
     assert!(m.setting().unwrap().unwrap().sticky);
     train("p.json", &[]).ok();
@@ -972,12 +980,17 @@ fn the_full_mix_waves_model_has_its_setting() {
 /// one is quiet with `--waves --sticky` and names the machines rule without `--sticky`.
 #[test]
 fn the_sticky_models_have_their_setting() {
-    for (sticky, waves) in
-        [("decima-sss-100g-waves-sticky.json", "decima-sss-100g-waves.json"), ("decima-sss-waves-sticky.json", "decima-sss-waves.json")]
-    {
+    for (sticky, waves) in [
+        ("decima-sss-100g-waves-sticky.json", "decima-sss-100g-waves.json"),
+        ("decima-sss-waves-sticky.json", "decima-sss-waves.json"),
+    ] {
         let path = repo(&format!("crates/graphene/models/{sticky}"));
         let m = Model::load(&path).expect("the model loads");
-        assert_eq!(m.to_json(), std::fs::read_to_string(&path).unwrap(), "{sticky}: the file is what this build writes");
+        assert_eq!(
+            m.to_json(),
+            std::fs::read_to_string(&path).unwrap(),
+            "{sticky}: the file is what this build writes"
+        );
         let s = m.setting().unwrap().expect("a setting");
         assert!(s.sticky, "{sticky}");
         let w = Model::load(&repo(&format!("crates/graphene/models/{waves}"))).unwrap().setting().unwrap().unwrap();
