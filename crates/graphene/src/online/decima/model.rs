@@ -170,6 +170,7 @@ mod tests {
             demands: "mixed".into(),
             demand_seed: 7,
             waves: None,
+            sticky: false,
         }
     }
 

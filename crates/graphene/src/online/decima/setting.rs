@@ -355,6 +355,7 @@ mod tests {
             demands: "default".into(),
             demand_seed: 7,
             waves: None,
+            sticky: false,
         }
     }
 
@@ -368,6 +369,7 @@ mod tests {
             mean_gap: Some(8.5),
             load: Some(0.75),
             waves: None,
+            sticky: false,
         }
     }
 
