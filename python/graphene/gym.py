@@ -48,7 +48,11 @@ class ClusterEnv(gymnasium.Env):
     ``info["reference_action"]`` (see :func:`reference_agent`). ``time_limit`` ends episodes at
     that simulated time (truncated). With a trace, ``waves`` (the ``gen-trace --waves-out``
     sidecar) and ``moving_delay`` run spark-sched-sim's wave-dependent durations, drawn with the
-    seed of ``reset`` (``baseline`` draws with the replay seed, 0); drawn workloads refuse them."""
+    seed of ``reset`` (``baseline`` draws with the replay seed, 0); drawn workloads refuse them.
+    ``sticky=True`` (``replay --sticky``) keeps every machine on the job of its last task while
+    that job has runnable work, without a decision, as spark-sched-sim's executors continue
+    their stage; the agent then places only the other machines (the reference and ``baseline``
+    policies run under the same rule)."""
 
     metadata = {"render_modes": []}
 

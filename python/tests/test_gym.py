@@ -123,3 +123,31 @@ def test_bad_options_raise():
         gg.ClusterEnv(dags=DAGS, jobs=0)
     with pytest.raises(graphene.GrapheneIOError):
         gg.ClusterEnv(dags=["missing.json"])
+
+
+def test_sticky_machines_need_no_decision(tmp_path):
+    """``sticky=True`` (``replay --sticky``): a machine whose job still has runnable work keeps
+    it without asking the agent. One one-slot machine; A: two independent stages of one 10 s
+    task at 0, B: one 1 s task at 5. Without the rule the agent is asked again when A's first
+    stage ends (its commitment is used up); with it the machine goes on with A's other stage,
+    so the agent is asked fewer times, the JCTs are the rule's (A first: 20 and 16 s), and
+    ``baseline`` runs under the same rule."""
+    trace = tmp_path / "t.csv"
+    trace.write_text(
+        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations\n"
+        "A,0,q,s1,1,10,1,1,0,0,,\n"
+        "A,0,q,s2,1,10,1,1,0,0,,\n"
+        "B,5,q,s,1,1,1,1,0,0,,\n"
+    )
+    kw = dict(machines=1, capacity="cpu=1,mem=1,disk=1,net=1")
+    last = lambda o, i: {"stage": int(np.flatnonzero(o["action_mask"])[-1]), "limit": 1}  # noqa: E731
+    free = gg.run_agent(gg.ClusterEnv(str(trace), **kw), last, seed=0)
+    env = gg.ClusterEnv(str(trace), sticky=True, **kw)
+    kept = gg.run_agent(env, last, seed=0)
+    assert kept["steps"] < free["steps"]
+    assert list(kept["jct"]) == [20.0, 16.0]
+    assert env.baseline("tetris") == [20.0, 16.0]
+    # Drawn workloads take the rule too, and episodes still run to the end.
+    a = gg.run_agent(make(sticky=True), first_candidate, seed=5)
+    b = gg.run_agent(make(), first_candidate, seed=5)
+    assert a["steps"] <= b["steps"] and len(a["jct"]) == len(b["jct"]) == 8

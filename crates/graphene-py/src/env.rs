@@ -31,6 +31,9 @@ pub struct Env {
     until: Option<f64>,
     reference: Option<String>,
     settings: Option<graphene::online::OnlineSettings>,
+    /// `sticky=True`: machines stay on their job without a decision (drawn workloads build
+    /// their settings per episode, so the flag is kept here).
+    sticky: bool,
     workload: Option<Arc<Workload>>,
     /// Behind a mutex so that the class is Sync (the episode's channels are Send only).
     episode: Mutex<Option<Episode>>,
@@ -127,6 +130,7 @@ impl Env {
         };
         let ro: ReplayOptions = replay_opts(&o)?;
         o.finish()?;
+        let sticky = ro.sticky;
         if let Some(u) = until {
             if u.is_nan() || u <= 0.0 {
                 return Err(usage(format!("until {u} must be a positive number of seconds")));
@@ -144,6 +148,7 @@ impl Env {
                     until,
                     reference,
                     settings: Some(setup.settings),
+                    sticky,
                     workload: Some(w),
                     episode: Mutex::new(None),
                 })
@@ -177,6 +182,7 @@ impl Env {
                     until,
                     reference,
                     settings: None,
+                    sticky,
                     workload: None,
                     episode: Mutex::new(None),
                 })
@@ -207,7 +213,7 @@ impl Env {
         self.workload = Some(workload.clone());
         let settings = match &self.settings {
             Some(s) => Some(s.clone()),
-            None => Some(env::default_settings(&workload)),
+            None => Some(graphene::online::OnlineSettings { sticky: self.sticky, ..env::default_settings(&workload) }),
         };
         let cfg = EpisodeConfig {
             sim: SimConfig { seed, ..self.sim.clone() },
@@ -232,7 +238,11 @@ impl Env {
     /// Per-job JCTs of a built-in online policy replaying the current episode's workload.
     fn baseline(&self, py: Python<'_>, scheduler: String) -> PyResult<Vec<f64>> {
         let w = self.workload.clone().ok_or_else(|| usage("call reset() first"))?;
-        let settings = self.settings.clone().unwrap_or_else(|| env::default_settings(&w));
+        let sticky = self.sticky;
+        let settings = self
+            .settings
+            .clone()
+            .unwrap_or_else(|| graphene::online::OnlineSettings { sticky, ..env::default_settings(&w) });
         let (cluster, cfg) = (self.cluster.clone(), self.sim.clone());
         run(py, move || env::baseline(&w, &cluster, &scheduler, &settings, &cfg))
     }

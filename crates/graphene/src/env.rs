@@ -150,6 +150,7 @@ impl Episode {
                 )));
             }
         }
+        let sticky = cfg.settings.as_ref().is_some_and(|s| s.sticky);
         let (to_sim, from_env) = sync_channel::<Action>(1);
         let (to_env, from_sim) = sync_channel::<Msg>(1);
         let thread = std::thread::Builder::new()
@@ -164,8 +165,18 @@ impl Episode {
                 };
                 let mut agent = Agent::new(to_env.clone(), from_env, reference);
                 let until = cfg.until.unwrap_or(f64::INFINITY);
-                let ran =
-                    catch_unwind(AssertUnwindSafe(|| sim::run_until(&workload, &cluster, &mut agent, &cfg.sim, until)));
+                // `sticky` (replay's --sticky): a machine whose job still has runnable work
+                // keeps it without a decision; the agent places the others.
+                let ran = if sticky {
+                    let mut kept = online::Sticky::new(agent);
+                    let ran = catch_unwind(AssertUnwindSafe(|| {
+                        sim::run_until(&workload, &cluster, &mut kept, &cfg.sim, until)
+                    }));
+                    agent = kept.into_inner();
+                    ran
+                } else {
+                    catch_unwind(AssertUnwindSafe(|| sim::run_until(&workload, &cluster, &mut agent, &cfg.sim, until)))
+                };
                 let msg = match ran {
                     Err(p) if p.is::<Abandoned>() => return,
                     Err(p) => {
