@@ -101,8 +101,8 @@ pub struct Common {
     /// graphene (and tetris's gate): what a launch charges the deficit counters: `time` (unit x
     /// estimated duration / 60 s, so kappa bounds resource-time), `time-bounded` (the same, but
     /// no launch charges more than kappa x C, the look-ahead rule's proof condition), `accrue`
-    /// (unit x actual seconds run / 60 s, charged while the task runs, nothing at launch) or
-    /// `task` (the unit alone, per launch, as the paper).
+    /// (a launch charges the first 60 s of its estimate, the rest accrues per second the task
+    /// actually runs) or `task` (the unit alone, per launch, as the paper).
     #[arg(long, value_enum, default_value = "time")]
     pub charge: ChargeArg,
     /// Queue shares, e.g. q0=0.5,q1=0.5 [default: equal shares of the trace's queues].

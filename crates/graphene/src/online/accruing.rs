@@ -32,7 +32,7 @@ impl Accruing {
     pub fn arrived(&mut self, deficits: &mut Deficits, view: &View) {
         if self.on {
             self.acc.advance(deficits, view.now);
-            self.acc.set_active(runnable_groups(view, deficits.len()));
+            self.acc.set_active(super::queues_with_runnable_work(view, deficits.len()));
         }
     }
 
@@ -42,7 +42,7 @@ impl Accruing {
             self.acc.advance(deficits, view.now);
             let (rate, delay) = Charge::Accrue.rate(factor, view.estimated_duration(t.job, t.task));
             self.acc.start((t.job, t.task), g, rate, view.now, delay);
-            self.acc.set_active(runnable_groups(view, deficits.len()));
+            self.acc.set_active(super::queues_with_runnable_work(view, deficits.len()));
         }
     }
 
@@ -51,21 +51,9 @@ impl Accruing {
         if self.on {
             self.acc.advance(deficits, view.now);
             self.acc.stop((t.job, t.task));
-            self.acc.set_active(runnable_groups(view, deficits.len()));
+            self.acc.set_active(super::queues_with_runnable_work(view, deficits.len()));
         }
     }
-}
-
-/// Per queue index below `n`: whether one of its active jobs has a runnable task.
-fn runnable_groups(view: &View, n: usize) -> Vec<bool> {
-    let mut out = vec![false; n];
-    for &job in view.active() {
-        let g = view.queue(job) as usize;
-        if g < n && view.job_state(job).runnable_count > 0 {
-            out[g] = true;
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -275,14 +275,7 @@ impl Graphene {
         }
         if self.cfg.paper_rules {
             // The paper: every queue with pending (runnable) work, whatever fits here.
-            let mut out = vec![false; self.deficits.len()];
-            for &job in view.active() {
-                let g = view.queue(job) as usize;
-                if g < out.len() && view.job_state(job).runnable_count > 0 {
-                    out[g] = true;
-                }
-            }
-            return out;
+            return super::queues_with_runnable_work(view, self.deficits.len());
         }
         let mut out = vec![false; self.deficits.len()];
         for c in cands {

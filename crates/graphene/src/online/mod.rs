@@ -164,6 +164,19 @@ pub(crate) fn relative(used: f64, share: f64) -> f64 {
     }
 }
 
+/// Per queue index below `n`: whether one of its active jobs has a runnable task (the queues
+/// with pending work, which deficit counters credit when another is served).
+pub(crate) fn queues_with_runnable_work(view: &View, n: usize) -> Vec<bool> {
+    let mut out = vec![false; n];
+    for &job in view.active() {
+        let g = view.queue(job) as usize;
+        if g < n && view.job_state(job).runnable_count > 0 {
+            out[g] = true;
+        }
+    }
+    out
+}
+
 /// True when `demand` fits `free` on every resource that cannot be overbooked: what YARN's
 /// schedulers check (they account for cores and memory only, so disk and network overbook).
 pub fn fits(view: &View, demand: &ResVec, free: &ResVec) -> bool {

@@ -6,7 +6,9 @@
 //! learns to keep machines where they are; the heuristics here choose afresh at every
 //! heartbeat and move machines 30-40% more often (BENCHMARKS.md, waves). Comparing Decima only
 //! with heuristics that ignore where a machine is would credit it with a gain that a one-line
-//! rule also gets; this wrapper is that rule, so the comparison can include it.
+//! rule also gets; this wrapper is that rule, so the comparison can include it. (Decima's own
+//! `trained.freed = own-job` is the policy-internal form of the idea, for its committed stages
+//! only; this wrapper applies to any scheduler, Decima included.)
 //!
 //! The rule: when machine `m` reports free capacity and the job of the last task launched on
 //! it still has runnable work, `m` takes that job's tasks first: the lowest runnable task of
@@ -50,12 +52,8 @@ impl<P: Policy> Sticky<P> {
         let st = view.job_state(job);
         let cap = view.caps[machine];
         // The same stage first, then the job's runnable stages in order.
-        let mut stages: Vec<u32> = Vec::with_capacity(st.runnable_stages.len() + 1);
-        if !st.runnable_in(stage).is_empty() {
-            stages.push(stage);
-        }
-        stages.extend(st.runnable_stages.iter().copied().filter(|&s| s != stage));
-        for s in stages {
+        let same = (!st.runnable_in(stage).is_empty()).then_some(stage);
+        for s in same.into_iter().chain(st.runnable_stages.iter().copied().filter(|&s| s != stage)) {
             for &t in st.runnable_in(s).iter().rev() {
                 let d = view.requested(job, t);
                 if !fits_all(view, &d, &left, &cap) {
