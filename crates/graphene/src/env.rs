@@ -163,20 +163,13 @@ impl Episode {
                         return;
                     }
                 };
-                let mut agent = Agent::new(to_env.clone(), from_env, reference);
+                let agent = Agent::new(to_env.clone(), from_env, reference);
                 let until = cfg.until.unwrap_or(f64::INFINITY);
                 // `sticky` (replay's --sticky): a machine whose job still has runnable work
                 // keeps it without a decision; the agent places the others.
-                let ran = if sticky {
-                    let mut kept = online::Sticky::new(agent);
-                    let ran = catch_unwind(AssertUnwindSafe(|| {
-                        sim::run_until(&workload, &cluster, &mut kept, &cfg.sim, until)
-                    }));
-                    agent = kept.into_inner();
-                    ran
-                } else {
-                    catch_unwind(AssertUnwindSafe(|| sim::run_until(&workload, &cluster, &mut agent, &cfg.sim, until)))
-                };
+                let (mut agent, ran) = online::kept_if(agent, sticky, |p| {
+                    catch_unwind(AssertUnwindSafe(|| sim::run_until(&workload, &cluster, p, &cfg.sim, until)))
+                });
                 let msg = match ran {
                     Err(p) if p.is::<Abandoned>() => return,
                     Err(p) => {

@@ -24,7 +24,7 @@ pub use fifo::Fifo;
 pub use graphene::{Charge, Eta, Graphene, GrapheneOnline, SrptTerm, CHARGE_WINDOW_S};
 pub use priority_cache::PriorityCache;
 pub use slearn::{pilots_for, Estimate, SLearn, THIN_LIMIT};
-pub use sticky::Sticky;
+pub use sticky::{kept_if, Sticky};
 pub use tetris::Tetris;
 
 use crate::model::ResVec;

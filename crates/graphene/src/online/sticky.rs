@@ -67,6 +67,20 @@ impl<P: Policy> Sticky<P> {
     }
 }
 
+/// Runs `f` on `policy`, wrapped in [`Sticky`] when `sticky`, and hands the policy back with
+/// what `f` returned (a trainer or an environment reads the policy's records after a run).
+pub fn kept_if<P: Policy, R>(policy: P, sticky: bool, f: impl FnOnce(&mut dyn Policy) -> R) -> (P, R) {
+    if sticky {
+        let mut kept = Sticky::new(policy);
+        let r = f(&mut kept);
+        (kept.into_inner(), r)
+    } else {
+        let mut policy = policy;
+        let r = f(&mut policy);
+        (policy, r)
+    }
+}
+
 impl<P: Policy> Policy for Sticky<P> {
     fn name(&self) -> String {
         format!("{} (sticky)", self.inner.name())

@@ -49,7 +49,7 @@ use crate::error::{Error, Result};
 use crate::learn::reinforce::{self, Best};
 use crate::learn::Adam;
 use crate::model::{Cluster, Dag, Workload};
-use crate::online::Sticky;
+use crate::online::kept_if;
 use crate::sim::waves::Waves;
 use crate::sim::{self, SimConfig, SimResult};
 use crate::trace::spark_sched_sim::WaveLibrary;
@@ -74,7 +74,7 @@ pub struct TrainConfig {
     /// At most this many jobs per episode.
     pub max_jobs: usize,
     pub heartbeat: f64,
-    /// Every machine serves the job of its last task first (`--sticky`, [`Sticky`]), in
+    /// Every machine serves the job of its last task first (`--sticky`, [`crate::online::Sticky`]), in
     /// training and held-out scoring alike: the policy decides only for machines whose job
     /// has nothing runnable, as spark-sched-sim's executors continue their stage on their own.
     /// Not written when off, so files trained without it keep their bytes.
@@ -320,11 +320,7 @@ fn evaluate_on(
         .par_iter()
         .map(|(w, waves)| {
             let cfg = SimConfig { heartbeat, waves: waves.cloned(), ..SimConfig::default() };
-            let r = if sticky {
-                sim::run(w, cluster, &mut Sticky::new(Decima::new(model)), &cfg)?
-            } else {
-                sim::run(w, cluster, &mut Decima::new(model), &cfg)?
-            };
+            let r = kept_if(Decima::new(model), sticky, |p| sim::run(w, cluster, p, &cfg)).1?;
             Ok((r.jobs.iter().map(|j| j.jct()).sum::<f64>(), r.jobs.len()))
         })
         .collect();
@@ -443,16 +439,8 @@ pub fn train_with(
             .into_par_iter()
             .map(|r| {
                 let p = Decima::sampling(&model, mix(seq_seed, r as u64 + 1));
-                let (mut p, res) = if cfg.sticky {
-                    let mut s = Sticky::new(p);
-                    let res = sim::run_until(&w, cluster, &mut s, &ep_cfg, tau)?;
-                    (s.into_inner(), res)
-                } else {
-                    let mut p = p;
-                    let res = sim::run_until(&w, cluster, &mut p, &ep_cfg, tau)?;
-                    (p, res)
-                };
-                Ok((p.steps.take().unwrap_or_default(), res))
+                let (mut p, res) = kept_if(p, cfg.sticky, |p| sim::run_until(&w, cluster, p, &ep_cfg, tau));
+                Ok((p.steps.take().unwrap_or_default(), res?))
             })
             .collect();
         let runs: Vec<(Vec<Step>, SimResult)> = runs.into_iter().collect::<Result<_>>()?;
