@@ -218,6 +218,7 @@ pub(crate) fn replay_opts(o: &Opts) -> PyResult<ReplayOptions> {
         kappa: o.take_any("kappa")?.map(|k| k.str().map(|s| s.to_string())).transpose()?,
         tetris_kappa: o.take_any("tetris_kappa")?.map(|k| k.str().map(|s| s.to_string())).transpose()?,
         tetris_overbook_limit: o.take("tetris_overbook_limit")?,
+        tetris_srpt_scale: o.take("tetris_srpt_scale")?.unwrap_or(d.tetris_srpt_scale),
         cs_accounting: o.take("cs_accounting")?.unwrap_or(d.cs_accounting),
         cs_user_limit_factor: o.take("cs_user_limit_factor")?,
         cs_am: o.take("cs_am")?,

@@ -264,6 +264,7 @@ pub fn default_settings(workload: &Workload) -> OnlineSettings {
         seed: 0,
         tetris_kappa: None,
         tetris_overbook: 1.0,
+        tetris_srpt_scale: Default::default(),
         cs_accounting: online::CsAccounting::Containers,
         cs_user_limit: None,
         cs_yarn: online::CsYarn::default(),

@@ -481,6 +481,8 @@ pub struct ReplayOptions {
     pub container_overhead: f64,
     /// `--tetris-overbook-limit` (absent: 1, never).
     pub tetris_overbook_limit: Option<f64>,
+    /// `--tetris-srpt-scale`: "max" (the default) or "mean" (the Tetris paper's eps).
+    pub tetris_srpt_scale: String,
     /// `--online-rules`: "default" or "paper" (graphene's online rules exactly as the paper's).
     pub online_rules: String,
     /// `--srpt-term`: "work" (the paper's) or "rank".
@@ -519,6 +521,7 @@ impl Default for ReplayOptions {
             kappa: None,
             tetris_kappa: None,
             tetris_overbook_limit: None,
+            tetris_srpt_scale: "max".into(),
             cs_accounting: "containers".into(),
             cs_user_limit_factor: None,
             cs_am: None,
@@ -775,6 +778,11 @@ impl ReplayOptions {
                 Some(x) => {
                     return Err(Error::Usage(format!("--tetris-overbook-limit {x} must be a finite number >= 1")))
                 }
+            },
+            tetris_srpt_scale: match self.tetris_srpt_scale.as_str() {
+                "max" => online::TetrisSrptScale::Max,
+                "mean" => online::TetrisSrptScale::Mean,
+                other => return Err(Error::Usage(format!("--tetris-srpt-scale {other:?}: expected max or mean"))),
             },
             decima_model: self.decima_model.clone(),
             sticky: self.sticky,

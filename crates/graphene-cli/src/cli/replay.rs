@@ -36,6 +36,11 @@ pub struct Common {
     /// machine's capacity, as graphene's --overbook-limit [default: 1, never: Tetris's paper].
     #[arg(long, value_name = "X")]
     pub tetris_overbook_limit: Option<f64>,
+    /// tetris: scale its shortest-remaining-work term by the candidates' largest remaining work
+    /// (`max`, parameter-free, the default) or by their mean (`mean`: the Tetris paper's eps with
+    /// m = 1; stronger SRPT when job sizes are heavy-tailed)
+    #[arg(long, value_name = "HOW", default_value = "max", value_parser = ["max", "mean"])]
+    pub tetris_srpt_scale: String,
     /// cs: how a queue's use is measured: `containers` (running containers), `memory` (YARN's
     /// DefaultResourceCalculator) or `dominant` (DominantResourceCalculator).
     #[arg(long, value_name = "HOW", default_value = "containers", value_parser = ["containers", "memory", "dominant"])]
@@ -203,6 +208,7 @@ impl Common {
             kappa: self.kappa.clone(),
             tetris_kappa: self.tetris_kappa.clone(),
             tetris_overbook_limit: self.tetris_overbook_limit,
+            tetris_srpt_scale: self.tetris_srpt_scale.clone(),
             cs_accounting: self.cs_accounting.clone(),
             cs_user_limit_factor: self.cs_user_limit_factor,
             cs_am: self.cs_am.clone(),

@@ -42,6 +42,7 @@ fn settings(w: &Workload, seed: u64) -> OnlineSettings {
         seed,
         tetris_kappa: None,
         tetris_overbook: 1.0,
+        tetris_srpt_scale: Default::default(),
         cs_accounting: graphene::online::CsAccounting::Containers,
         cs_user_limit: None,
         cs_yarn: graphene::online::CsYarn::default(),

@@ -200,6 +200,7 @@ fn realized_schedules_pass_the_replay_checker_and_tampering_is_caught() {
         seed: 0,
         tetris_kappa: None,
         tetris_overbook: 1.0,
+        tetris_srpt_scale: Default::default(),
         cs_accounting: graphene::online::CsAccounting::Containers,
         cs_user_limit: None,
         cs_yarn: graphene::online::CsYarn::default(),

@@ -25,7 +25,7 @@ pub use graphene::{Charge, Eta, Graphene, GrapheneOnline, SrptTerm, CHARGE_WINDO
 pub use priority_cache::PriorityCache;
 pub use slearn::{pilots_for, Estimate, SLearn, THIN_LIMIT};
 pub use sticky::{kept_if, Sticky};
-pub use tetris::Tetris;
+pub use tetris::{SrptScale as TetrisSrptScale, Tetris};
 
 use crate::model::ResVec;
 use crate::sim::View;
@@ -45,6 +45,8 @@ pub struct OnlineSettings {
     pub tetris_kappa: Option<f64>,
     /// tetris: overbookable resources up to this multiple of capacity (1: never, the default).
     pub tetris_overbook: f64,
+    /// tetris: what its remaining-work term is scaled by (`--tetris-srpt-scale`).
+    pub tetris_srpt_scale: TetrisSrptScale,
     /// cs: how queues are measured, and YARN's user-limit-factor (None: elastic).
     pub cs_accounting: CsAccounting,
     pub cs_user_limit: Option<f64>,
@@ -91,7 +93,8 @@ fn unwrapped(name: &str, s: &OnlineSettings) -> crate::Result<Box<dyn Policy>> {
         "fifo" => Box::new(Fifo),
         "tetris" => Box::new(
             tetris::Tetris::fair(s.shares.clone(), s.tetris_kappa, s.graphene.fairness, s.graphene.charge)
-                .with_overbook(s.tetris_overbook),
+                .with_overbook(s.tetris_overbook)
+                .with_srpt_scale(s.tetris_srpt_scale),
         ),
         "cp" => Box::new(
             cp::CriticalPath::new(s.shares.clone())
