@@ -1,6 +1,6 @@
 //! Heterogeneous batch benchmark (LACHESIS section V, batch mode) and the HEFT speed figure.
 //!
-//! `cargo bench --bench hetero -- batch [--jobs 1,2,5] [--workloads K] [--ccr X] [--racks R --rack-bandwidth B] [--seed S] [--no-graphene] [--stage-rankup] [--lachesis-model FILE]`
+//! `cargo bench --bench hetero -- batch [--jobs 1,2,5] [--workloads K] [--ccr X] [--racks R --rack-bandwidth B] [--seed S] [--no-graphene] [--stage-rankup] [--lachesis-model FILE] [--schedulers a,b]`
 //! `cargo bench --bench hetero -- heft-speed [--tasks N] [--machines M]`
 //!
 //! Batch mode: for each job count n, K workloads of n TPC-H queries (query and input size
@@ -12,6 +12,8 @@
 //! with LACHESIS's gap to the best heuristic (HEFT, CPOP and the DEFT policies) on it, and the
 //! distribution of those gaps at the end. `--no-graphene` leaves out the slow speed-1 search.
 //! `--lachesis-model FILE` runs `lachesis` with that weights file instead of the bundled one.
+//! `--schedulers a,b` runs only those (the workloads drawn are the same, so a model can be
+//! scored alone and joined with another run's heuristics on the `# w` lines).
 //! `--stage-rankup` adds a last column, `rankup-stage`: RankUp-DEFT coarsened to LACHESIS's
 //! stage decisions (`hetero::lachesis::rank_rule`; the stage with the highest-rank ready task,
 //! all its ready tasks placed), which shows what that granularity alone costs; it is not one of
@@ -89,6 +91,18 @@ fn batch_mode(args: &[String]) {
     let with_graphene = !args.iter().any(|a| a == "--no-graphene");
     let schedulers: Vec<Scheduler> =
         std::iter::once(Scheduler::Graphene).filter(|_| with_graphene).chain(Scheduler::hetero()).collect();
+    let keep: Option<Vec<String>> = args
+        .iter()
+        .position(|a| a == "--schedulers")
+        .map(|i| args.get(i + 1).expect("--schedulers takes names").split(',').map(str::to_string).collect());
+    if let Some(k) = &keep {
+        let known: Vec<&str> = schedulers.iter().map(|s| s.name()).collect();
+        if let Some(bad) = k.iter().find(|n| !known.contains(&n.as_str())) {
+            panic!("--schedulers: unknown {bad:?}; known: {}", known.join(","));
+        }
+    }
+    let schedulers: Vec<Scheduler> =
+        schedulers.into_iter().filter(|s| keep.as_ref().is_none_or(|k| k.iter().any(|n| n == s.name()))).collect();
     let lachesis = schedulers.iter().position(|s| s.name() == "lachesis");
     let model: Option<Model> = args.iter().position(|a| a == "--lachesis-model").map(|i| {
         let path = args.get(i + 1).expect("--lachesis-model takes a file");
@@ -162,7 +176,8 @@ fn batch_mode(args: &[String]) {
             for (s, m) in names.iter().zip(&row) {
                 line += &format!(" {s}={m:.3}");
             }
-            if let Some(l) = lachesis {
+            let heuristics = schedulers.iter().any(|s| matches!(s, Scheduler::Hetero(h) if *h != HeteroAlgo::Lachesis));
+            if let Some(l) = lachesis.filter(|_| heuristics) {
                 let best = schedulers
                     .iter()
                     .zip(&row)
