@@ -29,7 +29,9 @@ use rand_chacha::ChaCha8Rng;
 use graphene::formats::{self, LoadOptions};
 use graphene::hetero::lachesis::{self, Decision, Model};
 use graphene::hetero::{self, batch, metrics::Bases, HeteroAlgo, Instance};
-use graphene::model::{ClusterSpec, Dag, DagBuilder, EdgeKind, GroupLink, ResVec, StageSpec, TaskSpec};
+use graphene::model::{
+    ClusterSpec, Dag, DagBuilder, EdgeKind, GroupLink, Placement, ResVec, Schedule, StageSpec, TaskSpec,
+};
 use graphene::scheduler::{build_on, Scheduler};
 use graphene::validate::validate_schedule_on;
 use graphene::OfflineConfig;
@@ -109,8 +111,7 @@ fn batch_mode(args: &[String]) {
         Model::load(Path::new(path)).unwrap_or_else(|e| panic!("--lachesis-model: {e}"))
     });
     let stage_rankup = args.iter().any(|a| a == "--stage-rankup");
-    let names: Vec<&str> =
-        schedulers.iter().map(|s| s.name()).chain(stage_rankup.then_some("rankup-stage")).collect();
+    let names: Vec<&str> = schedulers.iter().map(|s| s.name()).chain(stage_rankup.then_some("rankup-stage")).collect();
     let mut gaps: Vec<f64> = Vec::new();
     let cfg = OfflineConfig::default();
     println!(
@@ -138,7 +139,7 @@ fn batch_mode(args: &[String]) {
             let cluster = spec.resolve(&dag.resources).expect("cluster");
             let bases = Bases::of_dag(&dag, &net);
             let mut row = Vec::with_capacity(names.len());
-            let mut count = |i: usize, name: &str, secs: f64, schedule: &graphene::model::Schedule, copies: &[graphene::model::Placement]| {
+            let mut count = |i: usize, name: &str, secs: f64, schedule: &Schedule, copies: &[Placement]| {
                 let v = validate_schedule_on(&dag, &cluster, &net, schedule, copies);
                 assert!(v.is_empty(), "{name} gave an invalid schedule: {}", v[0]);
                 let m = bases.metrics(schedule.makespan());

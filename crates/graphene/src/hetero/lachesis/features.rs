@@ -327,11 +327,7 @@ impl<'a> State<'a> {
                     (1.0 + self.work_s[su].max(0.0) / cp).ln(),
                     g.in_tr[su],
                     g.out_tr[su],
-                    if self.ready_rank && !ready.is_empty() {
-                        self.best_ready_rank(s) / cp
-                    } else {
-                        g.rank_up[su]
-                    },
+                    if self.ready_rank && !ready.is_empty() { self.best_ready_rank(s) / cp } else { g.rank_up[su] },
                     g.rank_down[su],
                     f64::from(!ready.is_empty()),
                     if ready.is_empty() { 0.0 } else { (wait - free) / cp },
