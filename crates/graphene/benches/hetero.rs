@@ -1,6 +1,6 @@
 //! Heterogeneous batch benchmark (LACHESIS section V, batch mode) and the HEFT speed figure.
 //!
-//! `cargo bench --bench hetero -- batch [--jobs 1,2,5] [--workloads K] [--ccr X] [--racks R --rack-bandwidth B] [--seed S] [--no-graphene]`
+//! `cargo bench --bench hetero -- batch [--jobs 1,2,5] [--workloads K] [--ccr X] [--racks R --rack-bandwidth B] [--seed S] [--no-graphene] [--stage-rankup] [--lachesis-model FILE] [--schedulers a,b]`
 //! `cargo bench --bench hetero -- heft-speed [--tasks N] [--machines M]`
 //!
 //! Batch mode: for each job count n, K workloads of n TPC-H queries (query and input size
@@ -11,6 +11,13 @@
 //! `lachesis` runs with the bundled model; each workload's makespans are printed on a `# w` line
 //! with LACHESIS's gap to the best heuristic (HEFT, CPOP and the DEFT policies) on it, and the
 //! distribution of those gaps at the end. `--no-graphene` leaves out the slow speed-1 search.
+//! `--lachesis-model FILE` runs `lachesis` with that weights file instead of the bundled one.
+//! `--schedulers a,b` runs only those (the workloads drawn are the same, so a model can be
+//! scored alone and joined with another run's heuristics on the `# w` lines).
+//! `--stage-rankup` adds a last column, `rankup-stage`: RankUp-DEFT coarsened to LACHESIS's
+//! stage decisions (`hetero::lachesis::rank_rule`; the stage with the highest-rank ready task,
+//! all its ready tasks placed), which shows what that granularity alone costs; it is not one of
+//! the heuristics LACHESIS is compared with.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -20,8 +27,11 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use graphene::formats::{self, LoadOptions};
-use graphene::hetero::{self, batch, metrics::Bases, HeteroAlgo};
-use graphene::model::{ClusterSpec, Dag, DagBuilder, EdgeKind, GroupLink, ResVec, StageSpec, TaskSpec};
+use graphene::hetero::lachesis::{self, Decision, Model};
+use graphene::hetero::{self, batch, metrics::Bases, HeteroAlgo, Instance};
+use graphene::model::{
+    ClusterSpec, Dag, DagBuilder, EdgeKind, GroupLink, Placement, ResVec, Schedule, StageSpec, TaskSpec,
+};
 use graphene::scheduler::{build_on, Scheduler};
 use graphene::validate::validate_schedule_on;
 use graphene::OfflineConfig;
@@ -83,7 +93,25 @@ fn batch_mode(args: &[String]) {
     let with_graphene = !args.iter().any(|a| a == "--no-graphene");
     let schedulers: Vec<Scheduler> =
         std::iter::once(Scheduler::Graphene).filter(|_| with_graphene).chain(Scheduler::hetero()).collect();
+    let keep: Option<Vec<String>> = args
+        .iter()
+        .position(|a| a == "--schedulers")
+        .map(|i| args.get(i + 1).expect("--schedulers takes names").split(',').map(str::to_string).collect());
+    if let Some(k) = &keep {
+        let known: Vec<&str> = schedulers.iter().map(|s| s.name()).collect();
+        if let Some(bad) = k.iter().find(|n| !known.contains(&n.as_str())) {
+            panic!("--schedulers: unknown {bad:?}; known: {}", known.join(","));
+        }
+    }
+    let schedulers: Vec<Scheduler> =
+        schedulers.into_iter().filter(|s| keep.as_ref().is_none_or(|k| k.iter().any(|n| n == s.name()))).collect();
     let lachesis = schedulers.iter().position(|s| s.name() == "lachesis");
+    let model: Option<Model> = args.iter().position(|a| a == "--lachesis-model").map(|i| {
+        let path = args.get(i + 1).expect("--lachesis-model takes a file");
+        Model::load(Path::new(path)).unwrap_or_else(|e| panic!("--lachesis-model: {e}"))
+    });
+    let stage_rankup = args.iter().any(|a| a == "--stage-rankup");
+    let names: Vec<&str> = schedulers.iter().map(|s| s.name()).chain(stage_rankup.then_some("rankup-stage")).collect();
     let mut gaps: Vec<f64> = Vec::new();
     let cfg = OfflineConfig::default();
     println!(
@@ -91,14 +119,18 @@ fn batch_mode(args: &[String]) {
         speeds
     );
     print!("{:>4} {:>7}", "jobs", "tasks");
-    for s in &schedulers {
-        print!(" {:>12}", s.name());
+    for s in &names {
+        print!(" {s:>12}");
     }
     println!("   (mean makespan; speedup / SLR below)");
+    if let Some(m) = &model {
+        println!("# lachesis model: {}", args[args.iter().position(|a| a == "--lachesis-model").unwrap() + 1]);
+        println!("# its decision: {}", Decision::of(&m.trained).expect("checked when loaded").name());
+    }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut totals: BTreeMap<&str, (f64, f64, f64, f64)> = BTreeMap::new();
     for &n in &jobs {
-        let mut sums = vec![(0.0, 0.0, 0.0, 0.0); schedulers.len()];
+        let mut sums = vec![(0.0, 0.0, 0.0, 0.0); names.len()];
         let mut tasks = 0;
         for _ in 0..workloads {
             let picked: Vec<&Dag> = (0..n).map(|_| &all[rng.gen_range(0..all.len())]).collect();
@@ -106,19 +138,35 @@ fn batch_mode(args: &[String]) {
             tasks += dag.len();
             let cluster = spec.resolve(&dag.resources).expect("cluster");
             let bases = Bases::of_dag(&dag, &net);
-            let mut row = Vec::with_capacity(schedulers.len());
-            for (i, &s) in schedulers.iter().enumerate() {
-                let started = Instant::now();
-                let b = build_on(s, &dag, &cluster, &net, &cfg, seed);
-                let secs = started.elapsed().as_secs_f64();
-                let v = validate_schedule_on(&dag, &cluster, &net, &b.schedule, &b.copies);
-                assert!(v.is_empty(), "{} gave an invalid schedule: {}", s.name(), v[0]);
-                let m = bases.metrics(b.schedule.makespan());
+            let mut row = Vec::with_capacity(names.len());
+            let mut count = |i: usize, name: &str, secs: f64, schedule: &Schedule, copies: &[Placement]| {
+                let v = validate_schedule_on(&dag, &cluster, &net, schedule, copies);
+                assert!(v.is_empty(), "{name} gave an invalid schedule: {}", v[0]);
+                let m = bases.metrics(schedule.makespan());
                 row.push(m.makespan);
                 sums[i].0 += m.makespan;
                 sums[i].1 += m.speedup;
                 sums[i].2 += m.slr;
                 sums[i].3 += secs;
+            };
+            for (i, &s) in schedulers.iter().enumerate() {
+                let started = Instant::now();
+                let b = match (&model, s) {
+                    (Some(m), Scheduler::Hetero(HeteroAlgo::Lachesis)) => {
+                        let h = hetero::run_with(HeteroAlgo::Lachesis, &dag, &cluster, &net, Some(m));
+                        graphene::scheduler::Built { schedule: h.schedule, search: None, copies: h.copies }
+                    }
+                    _ => build_on(s, &dag, &cluster, &net, &cfg, seed),
+                };
+                let secs = started.elapsed().as_secs_f64();
+                count(i, s.name(), secs, &b.schedule, &b.copies);
+            }
+            if stage_rankup {
+                let started = Instant::now();
+                let inst = Instance::new(&dag, &cluster, &net);
+                let (schedule, copies) = lachesis::rank_rule(&dag, &inst, Decision::Stage).finish();
+                let secs = started.elapsed().as_secs_f64();
+                count(schedulers.len(), "rankup-stage", secs, &schedule, &copies);
             }
             // Per workload: every makespan, and LACHESIS against the best heuristic.
             // A lower bound on any schedule: all work spread over the total speed, or the longest
@@ -126,10 +174,11 @@ fn batch_mode(args: &[String]) {
             let top = speeds.iter().copied().fold(0.0, f64::max);
             let lb = (bases.sequential * top / speeds.iter().sum::<f64>()).max(bases.critical_path);
             let mut line = format!("# w jobs {n} tasks {} lb={lb:.3}", dag.len());
-            for (s, m) in schedulers.iter().zip(&row) {
-                line += &format!(" {}={m:.3}", s.name());
+            for (s, m) in names.iter().zip(&row) {
+                line += &format!(" {s}={m:.3}");
             }
-            if let Some(l) = lachesis {
+            let heuristics = schedulers.iter().any(|s| matches!(s, Scheduler::Hetero(h) if *h != HeteroAlgo::Lachesis));
+            if let Some(l) = lachesis.filter(|_| heuristics) {
                 let best = schedulers
                     .iter()
                     .zip(&row)
@@ -156,8 +205,8 @@ fn batch_mode(args: &[String]) {
             print!(" {:>5.2}/{:<6.3}", s.1 / k, s.2 / k);
         }
         println!();
-        for (s, v) in schedulers.iter().zip(&sums) {
-            let t = totals.entry(s.name()).or_default();
+        for (s, v) in names.iter().zip(&sums) {
+            let t = totals.entry(s).or_default();
             t.0 += v.0 / k;
             t.1 += v.1 / k;
             t.2 += v.2 / k;
@@ -185,9 +234,9 @@ fn batch_mode(args: &[String]) {
         "\n{:<12} {:>14} {:>12} {:>9} {:>12}",
         "scheduler", "mean_makespan", "mean_speedup", "mean_slr", "mean_time_s"
     );
-    for s in &schedulers {
-        let t = totals[s.name()];
-        println!("{:<12} {:>14.2} {:>12.3} {:>9.3} {:>12.3}", s.name(), t.0 / c, t.1 / c, t.2 / c, t.3 / c);
+    for s in &names {
+        let t = totals[s];
+        println!("{s:<12} {:>14.2} {:>12.3} {:>9.3} {:>12.3}", t.0 / c, t.1 / c, t.2 / c, t.3 / c);
     }
 }
 

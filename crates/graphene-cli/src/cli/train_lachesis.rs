@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use graphene::formats::{self, LoadOptions};
 use graphene::hetero::batch;
 use graphene::hetero::lachesis::train::{self, Batch, TrainConfig};
+use graphene::hetero::lachesis::Decision;
 use graphene::learn::mix;
 use graphene::{Error, Result};
 
@@ -49,6 +50,12 @@ pub struct Args {
     /// Communication-to-computation ratios (one drawn per batch; see BENCHMARKS.md's transfer rule).
     #[arg(long, value_delimiter = ',', default_value = "0.5,5")]
     pub ccr: Vec<f64>,
+    /// What one decision places: every ready task of the chosen stage ("stage", the bundled
+    /// model's mode), or only the one of them DEFT's rank order places first ("task": finer,
+    /// as RankUp-DEFT interleaves, at one network evaluation per task with a choice). Recorded
+    /// in the file as trained.setting.decision when "task"; `lachesis` then decides per task.
+    #[arg(long, default_value = "stage", value_name = "stage|task")]
+    pub decision: String,
     #[command(flatten)]
     pub steps: Steps<Lachesis>,
     /// Held-out batches the greedy policy is scored on (mean makespan / RankUp-DEFT's), with
@@ -69,6 +76,7 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<i32> {
     a.steps.check()?;
+    let decision = Decision::parse(&a.decision).map_err(|e| Error::Usage(format!("--decision: {e}")))?;
     if a.machines == 0 {
         return Err(Error::Usage("--machines must be at least 1".into()));
     }
@@ -97,6 +105,7 @@ pub fn run(a: Args) -> Result<i32> {
         jobs_min: a.jobs_min,
         jobs_max: a.jobs_max,
         ccr: a.ccr.clone(),
+        decision,
     };
     // Held-out batches: seeds no training iteration uses (those hash the seed with 2i, 2i + 1
     // and 2^43 + i).
@@ -132,16 +141,21 @@ pub fn run(a: Args) -> Result<i32> {
     let (curve, chosen) = train_args::scores_json(scores, trained.best_at, "held_out_ratio");
     let dag_names = train_args::dag_names(&a.dags);
     let mut model = trained.best;
+    let mut setting = serde_json::json!({
+        "dags": dag_names,
+        "tpch_executors": a.executors,
+        "machines": a.machines,
+        "speed_seed": a.speed_seed,
+        "speeds": speeds,
+        "bandwidth": a.bandwidth,
+        "transfer_rule": "ccr x parent stage mean work per task pair",
+    });
+    // Only the non-default decision is written, so the stage recipe keeps its bytes.
+    if decision != Decision::Stage {
+        setting["decision"] = decision.name().into();
+    }
     model.trained = serde_json::json!({
-        "setting": {
-            "dags": dag_names,
-            "tpch_executors": a.executors,
-            "machines": a.machines,
-            "speed_seed": a.speed_seed,
-            "speeds": speeds,
-            "bandwidth": a.bandwidth,
-            "transfer_rule": "ccr x parent stage mean work per task pair",
-        },
+        "setting": setting,
         "config": cfg,
         "held_out": held_out.iter().map(|&(j, c, s)| serde_json::json!({"jobs": j, "ccr": c, "seed": s})).collect::<Vec<_>>(),
         "learning_curve": curve,

@@ -361,9 +361,9 @@ fn train_lachesis_is_deterministic_and_records_its_setting() {
     use crate::util::run;
     let dir = crate::util::tempdir();
     let dags = data.join("tpch-2g.json").display().to_string();
-    let train = |out: &str| {
+    let train = |out: &str, extra: &[&str]| {
         let out = dir.path().join(out).display().to_string();
-        let args = [
+        let mut args = vec![
             "train-lachesis",
             "--dags",
             &dags,
@@ -389,14 +389,28 @@ fn train_lachesis_is_deterministic_and_records_its_setting() {
             "--out",
             &out,
         ];
+        args.extend_from_slice(extra);
         run(&args).ok();
         std::fs::read(&out).expect("model written")
     };
-    let (a, b) = (train("a.json"), train("b.json"));
+    let (a, b) = (train("a.json", &[]), train("b.json", &[]));
     assert_eq!(a, b, "same seed, same bytes");
     let m: serde_json::Value = serde_json::from_slice(&a).unwrap();
     assert_eq!(m["format"], "graphene-lachesis");
     assert_eq!(m["trained"]["setting"]["machines"], 8);
+    assert!(m["trained"]["setting"].get("decision").is_none(), "the default decision is not written");
+    assert!(m["trained"]["config"].get("decision").is_none());
+    // Per-task decisions: deterministic too, recorded in the setting, other weights.
+    let (t, u) = (train("t.json", &["--decision", "task"]), train("u.json", &["--decision", "task"]));
+    assert_eq!(t, u, "same seed, same bytes with --decision task");
+    let mt: serde_json::Value = serde_json::from_slice(&t).unwrap();
+    assert_eq!(mt["trained"]["setting"]["decision"], "task");
+    assert_eq!(mt["trained"]["config"]["decision"], "task");
+    assert_ne!(mt["params"], m["params"]);
+    let out = dir.path().join("d.json").display().to_string();
+    let r = run(&["train-lachesis", "--dags", &dags, "--decision", "job", "--out", &out]);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(r.stderr.contains("--decision") && r.stderr.contains("task"), "{}", r.stderr);
     assert_eq!(m["trained"]["config"]["seed"], 4);
     assert_eq!(m["trained"]["learning_curve"].as_array().map(Vec::len), Some(3));
 

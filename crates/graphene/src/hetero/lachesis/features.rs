@@ -13,7 +13,10 @@
 //! 4. the mean, over the stage's task-to-task in-edges, of the mean transfer time / cp (the
 //!    paper's "average time cost of incoming data");
 //! 5. the same over its out-edges ("average time cost of outgoing data");
-//! 6. rank_up / cp (eq. 5; the largest over the stage's tasks);
+//! 6. rank_up / cp (eq. 5; the largest over the stage's tasks; with per-task decisions
+//!    ([`State::ready_rank`]), for a candidate, the largest over its ready tasks, i.e. the rank
+//!    of the task the decision would place, so that the score can fall below another stage's
+//!    as the stage's highest-rank tasks are placed, as RankUp-DEFT's order does);
 //! 7. rank_down / cp (eq. 6; the largest over the stage's tasks);
 //! 8. 1 when the stage has a ready task (all parents placed), i.e. it is a candidate;
 //! 9. for a candidate, (the earliest time the data of one of its ready tasks exists - the time
@@ -249,6 +252,9 @@ pub struct State<'a> {
     work_j: Vec<f64>,
     /// Decisions taken.
     pub decisions: usize,
+    /// Feature 6 of a candidate is the rank of its best ready task rather than the stage's
+    /// largest (set for per-task decisions; see the module docs).
+    pub ready_rank: bool,
 }
 
 impl<'a> State<'a> {
@@ -268,6 +274,7 @@ impl<'a> State<'a> {
             left_j: vec![0; g.jobs],
             work_j: vec![0.0; g.jobs],
             decisions: 0,
+            ready_rank: false,
         };
         for st in 0..ns {
             let j = g.job_of[st] as usize;
@@ -320,7 +327,7 @@ impl<'a> State<'a> {
                     (1.0 + self.work_s[su].max(0.0) / cp).ln(),
                     g.in_tr[su],
                     g.out_tr[su],
-                    g.rank_up[su],
+                    if self.ready_rank && !ready.is_empty() { self.best_ready_rank(s) / cp } else { g.rank_up[su] },
                     g.rank_down[su],
                     f64::from(!ready.is_empty()),
                     if ready.is_empty() { 0.0 } else { (wait - free) / cp },
@@ -356,28 +363,61 @@ impl<'a> State<'a> {
         let rank = &self.g.task_rank;
         tasks.sort_by(|&a, &b| rank[b as usize].total_cmp(&rank[a as usize]).then(a.cmp(&b)));
         for t in tasks {
-            let a = deft::allocate(self.inst, &self.plan, t);
-            if let Some((p, c)) = a.duplicate {
-                self.done[p as usize] = self.done[p as usize].min(c.end);
-            }
-            deft::commit(&mut self.plan, t, &a);
-            self.done[t as usize] = self.done[t as usize].min(a.task.end);
-            let (s, j) = (stage as usize, self.g.job_of[stage as usize] as usize);
-            let w = self.g.mean_cost[t as usize];
-            self.left_s[s] -= 1;
-            self.work_s[s] -= w;
-            self.left_j[j] -= 1;
-            self.work_j[j] -= w;
-            for &(c, _) in self.inst.children(t) {
-                let c = c as usize;
-                self.ready_time[c] = self.ready_time[c].max(self.done[t as usize]);
-                self.waiting[c] -= 1;
-                if self.waiting[c] == 0 {
-                    self.ready[self.g.stage_of[c] as usize].push(c as u32);
-                }
-            }
+            self.place(stage, t);
         }
         self.decisions += 1;
+    }
+
+    /// Places one ready task of `stage` with DEFT: the one [`State::act`] would place first
+    /// (highest upward rank, ties: lower id), so that a decision can interleave the tasks of
+    /// several stages as RankUp-DEFT does. Returns the task (None if `stage` has no ready task,
+    /// which a caller choosing among [`Obs::cand`] never asks for).
+    pub fn act_one(&mut self, stage: u32) -> Option<u32> {
+        let rank = &self.g.task_rank;
+        let ready = &mut self.ready[stage as usize];
+        let i = (0..ready.len()).max_by(|&a, &b| {
+            let (ta, tb) = (ready[a] as usize, ready[b] as usize);
+            rank[ta].total_cmp(&rank[tb]).then(tb.cmp(&ta))
+        })?;
+        let t = ready.swap_remove(i);
+        self.place(stage, t);
+        self.decisions += 1;
+        Some(t)
+    }
+
+    /// The highest upward rank among the ready tasks of `stage` (-inf when none is ready).
+    pub fn best_ready_rank(&self, stage: u32) -> f64 {
+        self.ready[stage as usize].iter().map(|&t| self.g.task_rank[t as usize]).fold(f64::NEG_INFINITY, f64::max)
+    }
+
+    /// Stages with a ready task, in stage order (the candidates of [`State::observe`], without
+    /// building the observation).
+    pub fn candidates(&self) -> impl Iterator<Item = u32> + '_ {
+        self.ready.iter().enumerate().filter(|(_, r)| !r.is_empty()).map(|(s, _)| s as u32)
+    }
+
+    /// Places ready task `t` of `stage` with DEFT and releases the children it completes.
+    fn place(&mut self, stage: u32, t: u32) {
+        let a = deft::allocate(self.inst, &self.plan, t);
+        if let Some((p, c)) = a.duplicate {
+            self.done[p as usize] = self.done[p as usize].min(c.end);
+        }
+        deft::commit(&mut self.plan, t, &a);
+        self.done[t as usize] = self.done[t as usize].min(a.task.end);
+        let (s, j) = (stage as usize, self.g.job_of[stage as usize] as usize);
+        let w = self.g.mean_cost[t as usize];
+        self.left_s[s] -= 1;
+        self.work_s[s] -= w;
+        self.left_j[j] -= 1;
+        self.work_j[j] -= w;
+        for &(c, _) in self.inst.children(t) {
+            let c = c as usize;
+            self.ready_time[c] = self.ready_time[c].max(self.done[t as usize]);
+            self.waiting[c] -= 1;
+            if self.waiting[c] == 0 {
+                self.ready[self.g.stage_of[c] as usize].push(c as u32);
+            }
+        }
     }
 
     /// The makespan of the plan so far.

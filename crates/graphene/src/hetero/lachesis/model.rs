@@ -6,7 +6,8 @@
 //!  "params": [...], "trained": {"setting": {...}, "command": "...", ...}}
 //! ```
 //! `trained.setting` records what the weights were trained for (executors and their speeds,
-//! transfer rule, jobs per batch, DAG files). A file whose architecture differs from this
+//! transfer rule, jobs per batch, DAG files) and, as `decision: "task"`, that each decision
+//! places one task ([`super::Decision`]; absent means a stage, as in the bundled model). A file whose architecture differs from this
 //! build's (another feature count, widths) is refused naming the field, not read into the wrong
 //! places.
 
@@ -69,6 +70,13 @@ impl file::Arch for ArchInfo {
     fn init(seed: u64) -> Vec<f64> {
         Arch::new().init(seed)
     }
+
+    /// `trained.setting.decision`, when present, must name a decision this build makes: a
+    /// model trained to place one task per decision scored a stage at a time (or the reverse)
+    /// would run a policy it was not trained for.
+    fn validate(weights: &Model) -> Result<()> {
+        super::Decision::of(&weights.trained).map(|_| ())
+    }
 }
 
 /// Trained (or freshly initialized) weights; `trained` records how and for which setting.
@@ -108,5 +116,20 @@ mod tests {
         assert!(Model::parse(&decima).unwrap_err().to_string().contains("format"));
         let short = text.replace("\"params\":[", "\"params\":[1.0,");
         assert!(Model::parse(&short).unwrap_err().to_string().contains("params"));
+    }
+
+    #[test]
+    fn the_decision_is_read_from_the_setting_and_a_bad_one_is_refused() {
+        use super::super::Decision;
+        let mut m = Model::init(5);
+        assert_eq!(Decision::of(&m.trained).unwrap(), Decision::Stage);
+        assert_eq!(Decision::of(&Model::bundled().unwrap().trained).unwrap(), Decision::Stage);
+        m.trained = serde_json::json!({"setting": {"machines": 50, "decision": "task"}});
+        assert_eq!(Decision::of(&Model::parse(&m.to_json()).unwrap().trained).unwrap(), Decision::Task);
+        for bad in [serde_json::json!("tasks"), serde_json::json!(1)] {
+            m.trained = serde_json::json!({"setting": {"decision": bad}});
+            let err = Model::parse(&m.to_json()).unwrap_err().to_string();
+            assert!(err.contains("trained.setting.decision") && err.contains("stage"), "{err}");
+        }
     }
 }

@@ -39,7 +39,7 @@ use super::super::instance::Instance;
 use super::super::{batch, select, Policy};
 use super::model::Model;
 use super::net::{self, Arch};
-use super::{run_episode, Mode};
+use super::{run_episode, Decision, Mode};
 use crate::error::{Error, Result};
 use crate::learn::reinforce::{self, Best};
 use crate::learn::{mix, Adam};
@@ -60,6 +60,14 @@ pub struct TrainConfig {
     pub jobs_max: usize,
     /// Communication-to-computation ratios a batch's edge data is drawn with (one per batch).
     pub ccr: Vec<f64>,
+    /// What one decision places. Left out of the recorded config when it is the default
+    /// (stage), so that the bundled recipe still writes the bundled file's bytes.
+    #[serde(skip_serializing_if = "is_stage")]
+    pub decision: Decision,
+}
+
+fn is_stage(d: &Decision) -> bool {
+    *d == Decision::Stage
 }
 
 impl Default for TrainConfig {
@@ -73,6 +81,7 @@ impl Default for TrainConfig {
             jobs_min: 1,
             jobs_max: 10,
             ccr: vec![0.5, 5.0],
+            decision: Decision::Stage,
         }
     }
 }
@@ -143,11 +152,11 @@ pub struct IterStats {
     pub eval_ratio: Option<f64>,
 }
 
-/// Greedy mean of makespan / RankUp-DEFT makespan over `batches`.
-pub fn evaluate(model: &Model, batches: &[Batch]) -> f64 {
+/// Greedy mean of makespan / RankUp-DEFT makespan over `batches`, deciding as `decision` says.
+pub fn evaluate(model: &Model, batches: &[Batch], decision: Decision) -> f64 {
     let ratios: Vec<f64> = batches
         .par_iter()
-        .map(|b| b.ratio(run_episode(&b.dag, &b.inst, &model.params, Mode::Greedy).makespan))
+        .map(|b| b.ratio(run_episode(&b.dag, &b.inst, &model.params, Mode::Greedy, decision).makespan))
         .collect();
     ratios.iter().sum::<f64>() / ratios.len().max(1) as f64
 }
@@ -213,7 +222,7 @@ pub fn train(
     let mut best = Best::new();
     let scoring = eval_every > 0 && !eval.is_empty();
     if scoring {
-        let r = evaluate(&model, eval);
+        let r = evaluate(&model, eval, cfg.decision);
         best.offer(0, r, &model);
         let s = IterStats {
             iteration: 0,
@@ -246,7 +255,7 @@ pub fn train(
         let params = &model.params;
         let eps: Vec<super::Episode> = (0..cfg.rollouts)
             .into_par_iter()
-            .map(|r| run_episode(&b.dag, &b.inst, params, Mode::sample(mix(rseed, r as u64))))
+            .map(|r| run_episode(&b.dag, &b.inst, params, Mode::sample(mix(rseed, r as u64)), cfg.decision))
             .collect();
         let k = cfg.rollouts as f64;
         let mean = eps.iter().map(|e| e.makespan).sum::<f64>() / k;
@@ -278,7 +287,7 @@ pub fn train(
             reinforce::step(&mut adam, &mut model.params, per.iter().map(|(g, _, _)| g.as_slice()), n, cfg.lr);
         }
         let eval_ratio = if scoring && reinforce::eval_due(eval_every, it, cfg.iterations) {
-            let r = evaluate(&model, eval);
+            let r = evaluate(&model, eval, cfg.decision);
             best.offer(it + 1, r, &model);
             Some(r)
         } else {
@@ -342,7 +351,17 @@ mod tests {
     }
 
     fn tiny(seed: u64, iterations: usize) -> TrainConfig {
-        TrainConfig { iterations, rollouts: 8, seed, lr: 1e-2, entropy: 0.0, jobs_min: 4, jobs_max: 6, ccr: vec![1.0] }
+        TrainConfig {
+            iterations,
+            rollouts: 8,
+            seed,
+            lr: 1e-2,
+            entropy: 0.0,
+            jobs_min: 4,
+            jobs_max: 6,
+            ccr: vec![1.0],
+            decision: Decision::Stage,
+        }
     }
 
     #[test]
@@ -369,9 +388,9 @@ mod tests {
         let (dags, spec, net) = setting();
         let fixed = Batch::new(draw_batch(&dags, 6, 1.0, 3).unwrap(), &spec, &net).unwrap();
         let init = Model::init(1);
-        let before = run_episode(&fixed.dag, &fixed.inst, &init.params, Mode::Greedy).makespan;
+        let before = run_episode(&fixed.dag, &fixed.inst, &init.params, Mode::Greedy, Decision::Stage).makespan;
         let t = train(&dags, &spec, &net, &tiny(2, 30), &init, Some(&fixed), &[], 0, &mut |_| {}).unwrap();
-        let after = run_episode(&fixed.dag, &fixed.inst, &t.last.params, Mode::Greedy).makespan;
+        let after = run_episode(&fixed.dag, &fixed.inst, &t.last.params, Mode::Greedy, Decision::Stage).makespan;
         let sampled: Vec<f64> = t.stats.iter().map(|s| s.sample_makespan).collect();
         let first = sampled[..5].iter().sum::<f64>() / 5.0;
         let last = sampled[sampled.len() - 5..].iter().sum::<f64>() / 5.0;
@@ -406,6 +425,62 @@ mod tests {
                 assert!(v.is_empty(), "{jobs} jobs ccr {ccr}: {:?}", &v[..v.len().min(3)]);
             }
         }
+    }
+
+    /// Per-task decisions: one task per decision (as many decisions as tasks, greedy or
+    /// sampled), every schedule valid; the RankUp rule at task granularity is RankUp-DEFT to the
+    /// placement, and at stage granularity still a valid schedule.
+    #[test]
+    fn per_task_decisions_place_one_task_each_and_the_rank_rule_is_rankup_deft() {
+        let (dags, spec, net) = setting();
+        let model = Model::init(4);
+        for (jobs, ccr, seed) in [(1, 0.0, 1), (4, 1.0, 2), (12, 5.0, 3)] {
+            let dag = draw_batch(&dags, jobs, ccr, seed).unwrap();
+            let cluster = spec.resolve(&dag.resources).unwrap();
+            let inst = Instance::new(&dag, &cluster, &net);
+            let check = |plan: super::super::super::plan::Plan, what: &str| {
+                let (s, copies) = plan.finish();
+                assert_eq!(s.placements.len(), dag.len());
+                let v = validate_schedule_on(&dag, &cluster, &net, &s, &copies);
+                assert!(v.is_empty(), "{what}, {jobs} jobs ccr {ccr}: {:?}", &v[..v.len().min(3)]);
+                s
+            };
+            for mode in [Mode::Greedy, Mode::sample(seed)] {
+                let sampled = matches!(mode, Mode::Sample(_));
+                let e = run_episode(&dag, &inst, &model.params, mode, Decision::Task);
+                assert_eq!(e.decisions, dag.len(), "one task per decision");
+                assert!(e.steps.len() <= dag.len());
+                if sampled && jobs > 1 {
+                    assert!(!e.steps.is_empty(), "decisions with a choice are recorded");
+                }
+                check(e.plan, "lachesis per task");
+                let e = run_episode(&dag, &inst, &model.params, Mode::Greedy, Decision::Stage);
+                assert!(e.decisions <= dag.stages.len(), "a stage's ready tasks in one decision");
+            }
+            let rankup = check(select::schedule(&inst, Policy::RankUp), "rankup-deft");
+            let per_task = check(super::super::rank_rule(&dag, &inst, Decision::Task), "rank rule per task");
+            assert_eq!(format!("{:?}", per_task.placements), format!("{:?}", rankup.placements));
+            check(super::super::rank_rule(&dag, &inst, Decision::Stage), "rank rule per stage");
+        }
+    }
+
+    /// With per-task decisions training is deterministic for a seed, records the option in its
+    /// config, and moves the weights.
+    #[test]
+    fn per_task_training_is_deterministic_for_a_seed() {
+        let (dags, spec, net) = setting();
+        let cfg = TrainConfig { decision: Decision::Task, ..tiny(5, 3) };
+        let init = Model::init(9);
+        let eval = [Batch::new(draw_batch(&dags, 4, 1.0, 77).unwrap(), &spec, &net).unwrap()];
+        let run = || train(&dags, &spec, &net, &cfg, &init, None, &eval, 2, &mut |_| {}).unwrap();
+        let (a, b) = (run(), run());
+        assert_eq!(a.last.to_json(), b.last.to_json());
+        assert_eq!(a.best.to_json(), b.best.to_json());
+        assert_ne!(a.last.params, init.params, "the weights moved");
+        let stage = train(&dags, &spec, &net, &tiny(5, 3), &init, None, &eval, 2, &mut |_| {}).unwrap();
+        assert_ne!(stage.last.params, a.last.params, "per-task decisions train other weights");
+        assert_eq!(serde_json::to_value(&cfg).unwrap()["decision"], "task");
+        assert!(serde_json::to_value(tiny(5, 3)).unwrap().get("decision").is_none(), "the default is not recorded");
     }
 
     #[test]
