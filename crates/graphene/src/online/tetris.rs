@@ -20,7 +20,9 @@
 //!
 //! [`SrptScale::Mean`] (`--tetris-srpt-scale mean`) scales the term by the *mean* remaining work
 //! of the candidates' jobs instead of the largest: score(t) = alignment(t) - mean alignment x
-//! rem(j) / mean rem, the paper's "eps = m x mean alignment / mean remaining work" with m = 1.
+//! rem(j) / mean rem: the form of eps the Tetris paper (SIGCOMM'14) gives, a multiple m of the
+//! mean alignment over the mean remaining-work score, with m = 1 (the paper tunes m; its text is
+//! not among `../shared/papers`, so this reading of it is not checked against the source).
 //! Why both: with the maximum, a queue of heavy-tailed jobs (one job with 1,000x the work of the
 //! rest) squeezes every other job's term to about 0 and alignment alone decides among them; with
 //! the mean the big jobs are pushed far down and the small ones compete by work left and
