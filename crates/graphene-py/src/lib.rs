@@ -224,6 +224,7 @@ pub(crate) fn replay_opts(o: &Opts) -> PyResult<ReplayOptions> {
         cs_am: o.take("cs_am")?,
         cs_per_heartbeat: o.take("cs_assignments_per_heartbeat")?,
         cs_reservations: o.take("cs_reservations")?.unwrap_or(false),
+        cs_tez_order: o.take("cs_tez_order")?.unwrap_or(false),
         periodic_heartbeats: o.take("periodic_heartbeats")?.unwrap_or(false),
         sticky: o.take("sticky")?.unwrap_or(false),
         container_overhead: o.take("container_overhead")?.unwrap_or(0.0),

@@ -473,6 +473,8 @@ pub struct ReplayOptions {
     pub cs_per_heartbeat: Option<usize>,
     /// `--cs-reservations`: strict FIFO with YARN's node reservations.
     pub cs_reservations: bool,
+    /// `--cs-tez-order`: a job's stages in Tez's natural (depth) order inside `cs`.
+    pub cs_tez_order: bool,
     /// `--periodic-heartbeats`: no heartbeat when a task ends.
     pub periodic_heartbeats: bool,
     /// `--sticky`: each machine serves the job of its last task first (any scheduler).
@@ -527,6 +529,7 @@ impl Default for ReplayOptions {
             cs_am: None,
             cs_per_heartbeat: None,
             cs_reservations: false,
+            cs_tez_order: false,
             periodic_heartbeats: false,
             sticky: false,
             container_overhead: 0.0,
@@ -771,6 +774,7 @@ impl ReplayOptions {
                     n => n,
                 },
                 reserve: self.cs_reservations,
+                tez_order: self.cs_tez_order,
             },
             tetris_overbook: match self.tetris_overbook_limit {
                 None => 1.0,

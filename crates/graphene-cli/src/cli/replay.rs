@@ -64,6 +64,10 @@ pub struct Common {
     /// there until it fits) [default: off, the next job's fitting task runs instead].
     #[arg(long)]
     pub cs_reservations: bool,
+    /// cs: a job's runnable stages in Tez's natural order (by distance from the roots, the
+    /// order `export-trace --order natural` gives the SLS AM) [default: off, by stage index]
+    #[arg(long)]
+    pub cs_tez_order: bool,
     /// Machines heartbeat only every --heartbeat seconds, not also when a task on them ends (as
     /// YARN's node managers, which report a finished container at their next heartbeat).
     #[arg(long)]
@@ -214,6 +218,7 @@ impl Common {
             cs_am: self.cs_am.clone(),
             cs_per_heartbeat: self.cs_assignments_per_heartbeat,
             cs_reservations: self.cs_reservations,
+            cs_tez_order: self.cs_tez_order,
             periodic_heartbeats: self.periodic_heartbeats,
             sticky: self.sticky,
             container_overhead: self.container_overhead,

@@ -378,6 +378,34 @@ C,1,q0,s,4,10,1,1,0,0,,
     }
 }
 
+/// `--cs-tez-order`: a job's stages by distance from the roots (Tez's natural order, what the
+/// SLS AM gets from `export-trace --order natural`) instead of stage index. Chain a -> b -> e
+/// (1, 1, 5 s) beside root c (three 1 s tasks), 2 cores. By index: a and c at 0, b and c at 1,
+/// e and c at 2, e ends at 7. By depth: a and c at 0, then c's last two (depth 0) before b
+/// (depth 1) at 1, b at 2, e 3-8: JCT 8.
+#[test]
+fn cs_tez_order_runs_shallower_stages_first() {
+    let w = workload(
+        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations
+J,0,q0,a,1,1,1,1,0,0,,
+J,0,q0,b,1,1,1,1,0,0,a,
+J,0,q0,e,1,5,1,1,0,0,b,
+J,0,q0,c,3,1,1,1,0,0,,
+",
+    );
+    let c = cluster(&w, 1, &[("cpu", 2.0), ("mem", 8.0)]);
+    let jct = |tez: bool| {
+        let mut s = settings(&w, 0);
+        s.cs_yarn.tez_order = tez;
+        let mut policy = by_name("cs", &s).unwrap();
+        let r = run(&w, &c, policy.as_mut(), &SimConfig { heartbeat: 1.0, ..SimConfig::default() }).unwrap();
+        check("cs", &w, &c, &r);
+        jcts(&r)
+    };
+    assert_eq!(jct(false), vec![7.0]);
+    assert_eq!(jct(true), vec![8.0]);
+}
+
 /// `--container-overhead`: every task holds its machine and keeps its children waiting that
 /// long past its duration. The chain of two 0.5 s tasks on 1 core with 0.25 s: 0-0.75 and
 /// 0.75-1.5 (the end frees the machine, which heartbeats then): JCT 1.5; the realized runs last

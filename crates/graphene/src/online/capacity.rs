@@ -62,12 +62,14 @@ use crate::sim::{TaskState, View};
 
 pub struct CapacityScheduler {
     queues: CsQueues,
+    /// With `yarn.tez_order`: each job's stage depths, computed at its first pick.
+    depths: std::collections::HashMap<u32, Vec<u32>>,
 }
 
 impl CapacityScheduler {
     /// `shares`: guaranteed share per queue index (sums to 1).
     pub fn new(shares: Vec<f64>) -> CapacityScheduler {
-        CapacityScheduler { queues: CsQueues::new(shares) }
+        CapacityScheduler { queues: CsQueues::new(shares), depths: std::collections::HashMap::new() }
     }
 
     /// As YARN measures queues (`accounting`) and limits one user (`user_limit_factor`).
@@ -94,6 +96,11 @@ pub struct CsYarn {
     pub per_heartbeat: Option<usize>,
     /// Strict FIFO with node reservations.
     pub reserve: bool,
+    /// `cs` only: a job's runnable stages in Tez's natural order (`DAGSchedulerNaturalOrder`:
+    /// by the stage's distance from the roots, then stage index), the priorities `export-trace
+    /// --order natural` gives graphene's SLS AM, instead of by stage index. The two differ on
+    /// DAGs whose file order is not by depth (BENCHMARKS, "Deep DAGs (session 15)").
+    pub tez_order: bool,
 }
 
 /// How the Capacity Scheduler measures a queue's use (see the module docs).
@@ -129,7 +136,17 @@ impl Policy for CapacityScheduler {
     }
 
     fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
-        self.queues.assign(view, machine, free, out, first_fitting);
+        if self.queues.yarn.tez_order {
+            let depths = &mut self.depths;
+            self.queues.assign(view, machine, free, out, |v, job, left, chosen| {
+                let depth = depths.entry(job).or_insert_with(|| stage_depths(v, job));
+                let mut stages = v.job_state(job).runnable_stages.clone();
+                stages.sort_by_key(|&s| (depth[s as usize], s));
+                first_fitting_among(v, job, &stages, left, chosen)
+            });
+        } else {
+            self.queues.assign(view, machine, free, out, first_fitting);
+        }
     }
 
     fn job_arrived(&mut self, view: &View, job: u32) {
@@ -149,8 +166,13 @@ impl Policy for CapacityScheduler {
 /// Tasks of a stage share their requested demand in most traces, so a stage is left at its
 /// first task that does not fit rather than scanned to the end.
 fn first_fitting(view: &View, job: u32, left: &ResVec, chosen: &[TaskRef]) -> Option<TaskRef> {
+    first_fitting_among(view, job, &view.job_state(job).runnable_stages, left, chosen)
+}
+
+/// As [`first_fitting`], over the runnable `stages` in the order given.
+fn first_fitting_among(view: &View, job: u32, stages: &[u32], left: &ResVec, chosen: &[TaskRef]) -> Option<TaskRef> {
     let st = view.job_state(job);
-    for &s in &st.runnable_stages {
+    for &s in stages {
         for &t in st.runnable_in(s).iter().rev() {
             let tr = TaskRef { job, task: t };
             if chosen.contains(&tr) {
@@ -163,6 +185,18 @@ fn first_fitting(view: &View, job: u32, left: &ResVec, chosen: &[TaskRef]) -> Op
         }
     }
     None
+}
+
+/// Tez's vertex distance from the roots for every stage of `job`: the longest chain of parent
+/// stages (`export::sls::task_priorities` gives the SLS AM the same order). Stages are stored
+/// parents first, so one pass suffices.
+fn stage_depths(view: &View, job: u32) -> Vec<u32> {
+    let dag = view.dag(job);
+    let mut depth = vec![0u32; dag.stages.len()];
+    for (s, stage) in dag.stages.iter().enumerate() {
+        depth[s] = stage.parents.iter().map(|e| depth[e.stage as usize] + 1).max().unwrap_or(0);
+    }
+    depth
 }
 
 /// Capacity Scheduler queue accounting, with the task choice inside a job left to the caller.

@@ -898,6 +898,7 @@ mod tests {
             am: Some(ResVec::from_slice(&[0.25, 0.001, 0.0])),
             per_heartbeat: Some(1),
             reserve: false,
+            tez_order: false,
         };
         let mut yarn_reserve = yarn.clone();
         yarn_reserve.cs_yarn.reserve = true;
