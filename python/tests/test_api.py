@@ -245,3 +245,46 @@ def test_long_calls_release_the_gil():
     # With the GIL held for the whole call, the spinner would get at most a switch interval's
     # worth of turns; released, it runs throughout.
     assert len(ticks) > 10_000
+
+
+def test_tetris_srpt_scale_and_cs_tez_order_match_the_cli(cli, tmp_path):
+    """``tetris_srpt_scale`` and ``cs_tez_order`` are the CLI's ``--tetris-srpt-scale`` and
+    ``--cs-tez-order``. Tetris, one 4-core machine: X (ten 100 s tasks filling it) aligns better
+    but has 4,000x Y's work left (one 1-core, 1 s task); scaled by the largest work left, X's
+    alignment wins every pass and Y waits for all of X (JCTs 1000, 1001); scaled by the mean, Y
+    goes first (1001, 1). cs, two cores: chain a -> b -> e (1, 1, 5 s) beside root c (three 1 s
+    tasks): by stage index e starts at 2 (JCT 7), by depth c's tasks go before b (JCT 8)."""
+    ts = tmp_path / "ts.csv"
+    ts.write_text(
+        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations\n"
+        "X,0,q,s,10,100,4,4,0,0,,\n"
+        "Y,0,q,s,1,1,1,1,0,0,,\n"
+    )
+    kw = dict(machines=1, capacity="cpu=4,mem=4", no_timing=True)
+    by_max = graphene.replay(str(ts), scheduler="tetris", **kw)
+    by_mean = graphene.replay(str(ts), scheduler="tetris", tetris_srpt_scale="mean", **kw)
+    assert [j["jct"] for j in by_max.jobs] == [1000.0, 1001.0]
+    assert [j["jct"] for j in by_mean.jobs] == [1001.0, 1.0]
+    out = tmp_path / "cli-mean"
+    cli("replay", str(ts), "--scheduler", "tetris", "--machines", "1", "--capacity", "cpu=4,mem=4", "--no-timing",
+        "-q", "--tetris-srpt-scale", "mean", "--out", str(out))
+    assert by_mean.schedule_csv == (out / "schedule.csv").read_text()
+    with pytest.raises(graphene.UsageError, match="tetris-srpt-scale"):
+        graphene.replay(str(ts), scheduler="tetris", tetris_srpt_scale="median", **kw)
+
+    tz = tmp_path / "tz.csv"
+    tz.write_text(
+        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations\n"
+        "J,0,q0,a,1,1,1,1,0,0,,\n"
+        "J,0,q0,b,1,1,1,1,0,0,a,\n"
+        "J,0,q0,e,1,5,1,1,0,0,b,\n"
+        "J,0,q0,c,3,1,1,1,0,0,,\n"
+    )
+    kw = dict(machines=1, capacity="cpu=2,mem=8", no_timing=True)
+    assert [j["jct"] for j in graphene.replay(str(tz), scheduler="cs", **kw).jobs] == [7.0]
+    tez = graphene.replay(str(tz), scheduler="cs", cs_tez_order=True, **kw)
+    assert [j["jct"] for j in tez.jobs] == [8.0]
+    out = tmp_path / "cli-tez"
+    cli("replay", str(tz), "--scheduler", "cs", "--machines", "1", "--capacity", "cpu=2,mem=8", "--no-timing", "-q",
+        "--cs-tez-order", "--out", str(out))
+    assert tez.schedule_csv == (out / "schedule.csv").read_text()
