@@ -365,17 +365,21 @@ C,1,q0,s,4,10,1,1,0,0,,
     );
     let c = cluster(&w, 1, &[("cpu", 4.0), ("mem", 8.0)]);
     for name in ["cs", "cp", "graphene+cs"] {
-        let jct = |reserve: bool| {
-            let mut s = settings(&w, 0);
-            s.cs_yarn.reserve = reserve;
-            let mut policy = by_name(name, &s).unwrap();
-            let r = run(&w, &c, policy.as_mut(), &SimConfig { heartbeat: 1.0, ..SimConfig::default() }).unwrap();
-            check(name, &w, &c, &r);
-            jcts(&r)
-        };
+        let jct = |reserve: bool| checked_jcts(name, &w, &c, |s| s.cs_yarn.reserve = reserve);
         assert_eq!(jct(false), vec![10.0, 24.5, 19.0], "{name}");
         assert_eq!(jct(true), vec![10.0, 14.5, 24.0], "{name}");
     }
+}
+
+/// The JCTs of `name` on `w` (1 s heartbeats, seed 0) with `edit` applied to the default
+/// settings, after the independent [`check`].
+fn checked_jcts(name: &str, w: &Workload, c: &Cluster, edit: impl FnOnce(&mut OnlineSettings)) -> Vec<f64> {
+    let mut s = settings(w, 0);
+    edit(&mut s);
+    let mut policy = by_name(name, &s).unwrap();
+    let r = run(w, c, policy.as_mut(), &SimConfig { heartbeat: 1.0, ..SimConfig::default() }).unwrap();
+    check(name, w, c, &r);
+    jcts(&r)
 }
 
 /// `--cs-tez-order`: a job's stages by distance from the roots (Tez's natural order, what the
@@ -394,14 +398,7 @@ J,0,q0,c,3,1,1,1,0,0,,
 ",
     );
     let c = cluster(&w, 1, &[("cpu", 2.0), ("mem", 8.0)]);
-    let jct = |tez: bool| {
-        let mut s = settings(&w, 0);
-        s.cs_yarn.tez_order = tez;
-        let mut policy = by_name("cs", &s).unwrap();
-        let r = run(&w, &c, policy.as_mut(), &SimConfig { heartbeat: 1.0, ..SimConfig::default() }).unwrap();
-        check("cs", &w, &c, &r);
-        jcts(&r)
-    };
+    let jct = |tez: bool| checked_jcts("cs", &w, &c, |s| s.cs_yarn.tez_order = tez);
     assert_eq!(jct(false), vec![7.0]);
     assert_eq!(jct(true), vec![8.0]);
 }
