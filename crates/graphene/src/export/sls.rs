@@ -292,10 +292,7 @@ pub fn task_priorities(dag: &Dag, order: TraceOrder, cluster: &Cluster, cache: &
     match order {
         TraceOrder::Natural => {
             // Tez's vertex distance from the roots: the longest chain of parent vertices.
-            let mut depth = vec![0u32; dag.stages.len()];
-            for (s, stage) in dag.stages.iter().enumerate() {
-                depth[s] = stage.parents.iter().map(|e| depth[e.stage as usize] + 1).max().unwrap_or(0);
-            }
+            let depth = paths::stage_depths(dag);
             dag.tasks.iter().map(|t| (depth[t.stage as usize] + 1) * 3).collect()
         }
         TraceOrder::Cp => rank_desc(&paths::bottom_levels(dag)),

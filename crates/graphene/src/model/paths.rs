@@ -2,6 +2,16 @@
 
 use super::dag::{Dag, EdgeKind};
 
+/// Each stage's distance from the roots in stage edges (the longest chain of parent stages):
+/// Tez's vertex order (`DAGSchedulerNaturalOrder`). Stages are stored parents first.
+pub fn stage_depths(dag: &Dag) -> Vec<u32> {
+    let mut depth = vec![0u32; dag.stages.len()];
+    for (s, stage) in dag.stages.iter().enumerate() {
+        depth[s] = stage.parents.iter().map(|e| depth[e.stage as usize] + 1).max().unwrap_or(0);
+    }
+    depth
+}
+
 /// Depth of each task in edges from the sources (its breadth-first level).
 pub fn bfs_levels(dag: &Dag) -> Vec<u32> {
     let mut level = vec![0u32; dag.len()];

@@ -62,14 +62,17 @@ use crate::sim::{TaskState, View};
 
 pub struct CapacityScheduler {
     queues: CsQueues,
-    /// With `yarn.tez_order`: each job's stage depths, computed at its first pick.
+    /// With `yarn.tez_order`: each job's stage depths (`paths::stage_depths`, the order
+    /// `export-trace --order natural` gives the SLS AM), computed at its first pick, and the
+    /// runnable stages in that order (one buffer, refilled per pick).
     depths: std::collections::HashMap<u32, Vec<u32>>,
+    order: Vec<u32>,
 }
 
 impl CapacityScheduler {
     /// `shares`: guaranteed share per queue index (sums to 1).
     pub fn new(shares: Vec<f64>) -> CapacityScheduler {
-        CapacityScheduler { queues: CsQueues::new(shares), depths: std::collections::HashMap::new() }
+        CapacityScheduler { queues: CsQueues::new(shares), depths: std::collections::HashMap::new(), order: Vec::new() }
     }
 
     /// As YARN measures queues (`accounting`) and limits one user (`user_limit_factor`).
@@ -137,12 +140,13 @@ impl Policy for CapacityScheduler {
 
     fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
         if self.queues.yarn.tez_order {
-            let depths = &mut self.depths;
+            let (depths, order) = (&mut self.depths, &mut self.order);
             self.queues.assign(view, machine, free, out, |v, job, left, chosen| {
-                let depth = depths.entry(job).or_insert_with(|| stage_depths(v, job));
-                let mut stages = v.job_state(job).runnable_stages.clone();
-                stages.sort_by_key(|&s| (depth[s as usize], s));
-                first_fitting_among(v, job, &stages, left, chosen)
+                let depth = depths.entry(job).or_insert_with(|| crate::model::paths::stage_depths(v.dag(job)));
+                order.clear();
+                order.extend_from_slice(&v.job_state(job).runnable_stages);
+                order.sort_by_key(|&s| (depth[s as usize], s));
+                first_fitting_among(v, job, order, left, chosen)
             });
         } else {
             self.queues.assign(view, machine, free, out, first_fitting);
@@ -185,18 +189,6 @@ fn first_fitting_among(view: &View, job: u32, stages: &[u32], left: &ResVec, cho
         }
     }
     None
-}
-
-/// Tez's vertex distance from the roots for every stage of `job`: the longest chain of parent
-/// stages (`export::sls::task_priorities` gives the SLS AM the same order). Stages are stored
-/// parents first, so one pass suffices.
-fn stage_depths(view: &View, job: u32) -> Vec<u32> {
-    let dag = view.dag(job);
-    let mut depth = vec![0u32; dag.stages.len()];
-    for (s, stage) in dag.stages.iter().enumerate() {
-        depth[s] = stage.parents.iter().map(|e| depth[e.stage as usize] + 1).max().unwrap_or(0);
-    }
-    depth
 }
 
 /// Capacity Scheduler queue accounting, with the task choice inside a job left to the caller.
