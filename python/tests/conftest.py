@@ -52,6 +52,15 @@ def _at_root(monkeypatch):
     monkeypatch.chdir(ROOT)
 
 
+HEADER = "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations"
+
+
+def write_trace(path: Path, *rows: str) -> Path:
+    """A small native trace at `path`: the header, then one line per row; returns `path`."""
+    path.write_text("\n".join([HEADER, *rows]) + "\n")
+    return path
+
+
 def cli_error(r: subprocess.CompletedProcess) -> str:
     """The CLI's error message without its `error: ` prefix."""
     lines: List[str] = [l for l in r.stderr.decode().splitlines() if l.startswith("error: ")]

@@ -8,7 +8,7 @@ import json
 import pytest
 
 import graphene
-from conftest import cli_error, shared
+from conftest import cli_error, shared, write_trace
 
 EXAMPLES = [
     ("traces/example.json", []),
@@ -255,11 +255,7 @@ def test_tetris_srpt_scale_and_cs_tez_order_match_the_cli(cli, tmp_path):
     goes first (1001, 1). cs, two cores: chain a -> b -> e (1, 1, 5 s) beside root c (three 1 s
     tasks): by stage index e starts at 2 (JCT 7), by depth c's tasks go before b (JCT 8)."""
     ts = tmp_path / "ts.csv"
-    ts.write_text(
-        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations\n"
-        "X,0,q,s,10,100,4,4,0,0,,\n"
-        "Y,0,q,s,1,1,1,1,0,0,,\n"
-    )
+    write_trace(ts, "X,0,q,s,10,100,4,4,0,0,,", "Y,0,q,s,1,1,1,1,0,0,,")
     kw = dict(machines=1, capacity="cpu=4,mem=4", no_timing=True)
     by_max = graphene.replay(str(ts), scheduler="tetris", **kw)
     by_mean = graphene.replay(str(ts), scheduler="tetris", tetris_srpt_scale="mean", **kw)
@@ -273,12 +269,8 @@ def test_tetris_srpt_scale_and_cs_tez_order_match_the_cli(cli, tmp_path):
         graphene.replay(str(ts), scheduler="tetris", tetris_srpt_scale="median", **kw)
 
     tz = tmp_path / "tz.csv"
-    tz.write_text(
-        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations\n"
-        "J,0,q0,a,1,1,1,1,0,0,,\n"
-        "J,0,q0,b,1,1,1,1,0,0,a,\n"
-        "J,0,q0,e,1,5,1,1,0,0,b,\n"
-        "J,0,q0,c,3,1,1,1,0,0,,\n"
+    write_trace(
+        tz, "J,0,q0,a,1,1,1,1,0,0,,", "J,0,q0,b,1,1,1,1,0,0,a,", "J,0,q0,e,1,5,1,1,0,0,b,", "J,0,q0,c,3,1,1,1,0,0,,"
     )
     kw = dict(machines=1, capacity="cpu=2,mem=8", no_timing=True)
     assert [j["jct"] for j in graphene.replay(str(tz), scheduler="cs", **kw).jobs] == [7.0]

@@ -10,6 +10,7 @@ from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 import graphene  # noqa: E402
 import graphene.gym as gg  # noqa: E402
+from conftest import write_trace  # noqa: E402
 
 DAGS = ["tests/data/tpch-2g-q6.json", "traces/example.json"]
 
@@ -133,12 +134,7 @@ def test_sticky_machines_need_no_decision(tmp_path):
     so the agent is asked fewer times, the JCTs are the rule's (A first: 20 and 16 s), and
     ``baseline`` runs under the same rule."""
     trace = tmp_path / "t.csv"
-    trace.write_text(
-        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations\n"
-        "A,0,q,s1,1,10,1,1,0,0,,\n"
-        "A,0,q,s2,1,10,1,1,0,0,,\n"
-        "B,5,q,s,1,1,1,1,0,0,,\n"
-    )
+    write_trace(trace, "A,0,q,s1,1,10,1,1,0,0,,", "A,0,q,s2,1,10,1,1,0,0,,", "B,5,q,s,1,1,1,1,0,0,,")
     kw = dict(machines=1, capacity="cpu=1,mem=1,disk=1,net=1")
     last = lambda o, i: {"stage": int(np.flatnonzero(o["action_mask"])[-1]), "limit": 1}  # noqa: E731
     free = gg.run_agent(gg.ClusterEnv(str(trace), **kw), last, seed=0)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import graphene
-from conftest import cli_error
+from conftest import cli_error, write_trace
 
 # spark-sched-sim's setting: one-slot executors.
 CLUSTER = ["--machines", "10", "--capacity", "cpu=1,mem=1,disk=1,net=1"]
@@ -127,11 +127,7 @@ def test_sticky_matches_the_cli_and_keeps_a_machine_on_its_job(cli, tmp_path):
     one 1 s task at 5. Tetris (least remaining work first) moves the machine to B when A's first
     task ends at 10 (JCTs 21 and 6 s); kept on its job, it finishes A first (20 and 16 s)."""
     trace = tmp_path / "t.csv"
-    trace.write_text(
-        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations\n"
-        "A,0,q,s,2,10,1,1,0,0,,\n"
-        "B,5,q,s,1,1,1,1,0,0,,\n"
-    )
+    write_trace(trace, "A,0,q,s,2,10,1,1,0,0,,", "B,5,q,s,1,1,1,1,0,0,,")
     kw = dict(machines=1, capacity="cpu=1,mem=1,disk=1,net=1", no_timing=True)
     free = graphene.replay(str(trace), scheduler="tetris", **kw)
     kept = graphene.replay(str(trace), scheduler="tetris", sticky=True, **kw)
