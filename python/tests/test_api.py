@@ -251,20 +251,22 @@ def test_tetris_srpt_scale_and_cs_tez_order_match_the_cli(cli, tmp_path):
     """``tetris_srpt_scale`` and ``cs_tez_order`` are the CLI's ``--tetris-srpt-scale`` and
     ``--cs-tez-order``. Tetris, one 4-core machine: X (ten 100 s tasks filling it) aligns better
     but has 4,000x Y's work left (one 1-core, 1 s task); scaled by the largest work left, X's
-    alignment wins every pass and Y waits for all of X (JCTs 1000, 1001); scaled by the mean, Y
-    goes first (1001, 1). cs, two cores: chain a -> b -> e (1, 1, 5 s) beside root c (three 1 s
+    alignment wins every pass and Y waits for all of X (JCTs 1000, 1001); scaled by the mean (the
+    default), Y goes first (1001, 1). cs, two cores: chain a -> b -> e (1, 1, 5 s) beside root c (three 1 s
     tasks): by stage index e starts at 2 (JCT 7), by depth c's tasks go before b (JCT 8)."""
     ts = tmp_path / "ts.csv"
     write_trace(ts, "X,0,q,s,10,100,4,4,0,0,,", "Y,0,q,s,1,1,1,1,0,0,,")
     kw = dict(machines=1, capacity="cpu=4,mem=4", no_timing=True)
-    by_max = graphene.replay(str(ts), scheduler="tetris", **kw)
+    by_max = graphene.replay(str(ts), scheduler="tetris", tetris_srpt_scale="max", **kw)
     by_mean = graphene.replay(str(ts), scheduler="tetris", tetris_srpt_scale="mean", **kw)
+    by_default = graphene.replay(str(ts), scheduler="tetris", **kw)
     assert [j["jct"] for j in by_max.jobs] == [1000.0, 1001.0]
     assert [j["jct"] for j in by_mean.jobs] == [1001.0, 1.0]
-    out = tmp_path / "cli-mean"
+    assert by_default.schedule_csv == by_mean.schedule_csv
+    out = tmp_path / "cli-max"
     cli("replay", str(ts), "--scheduler", "tetris", "--machines", "1", "--capacity", "cpu=4,mem=4", "--no-timing",
-        "-q", "--tetris-srpt-scale", "mean", "--out", str(out))
-    assert by_mean.schedule_csv == (out / "schedule.csv").read_text()
+        "-q", "--tetris-srpt-scale", "max", "--out", str(out))
+    assert by_max.schedule_csv == (out / "schedule.csv").read_text()
     with pytest.raises(graphene.UsageError, match="tetris-srpt-scale"):
         graphene.replay(str(ts), scheduler="tetris", tetris_srpt_scale="median", **kw)
 

@@ -483,7 +483,7 @@ pub struct ReplayOptions {
     pub container_overhead: f64,
     /// `--tetris-overbook-limit` (absent: 1, never).
     pub tetris_overbook_limit: Option<f64>,
-    /// `--tetris-srpt-scale`: "max" (the default) or "mean" (the Tetris paper's eps).
+    /// `--tetris-srpt-scale`: "mean" (the Tetris paper's eps, the default) or "max".
     pub tetris_srpt_scale: String,
     /// `--online-rules`: "default" or "paper" (graphene's online rules exactly as the paper's).
     pub online_rules: String,
@@ -523,7 +523,7 @@ impl Default for ReplayOptions {
             kappa: None,
             tetris_kappa: None,
             tetris_overbook_limit: None,
-            tetris_srpt_scale: "max".into(),
+            tetris_srpt_scale: "mean".into(),
             cs_accounting: "containers".into(),
             cs_user_limit_factor: None,
             cs_am: None,

@@ -36,10 +36,11 @@ pub struct Common {
     /// machine's capacity, as graphene's --overbook-limit [default: 1, never: Tetris's paper].
     #[arg(long, value_name = "X")]
     pub tetris_overbook_limit: Option<f64>,
-    /// tetris: scale its shortest-remaining-work term by the candidates' largest remaining work
-    /// (`max`, parameter-free, the default) or by their mean (`mean`: the Tetris paper's eps with
-    /// m = 1; stronger SRPT when job sizes are heavy-tailed)
-    #[arg(long, value_name = "HOW", default_value = "max", value_parser = ["max", "mean"])]
+    /// tetris: scale its shortest-remaining-work term by the candidates' mean remaining work
+    /// (`mean`: the Tetris paper's eps with m = 1, the default) or by their largest (`max`: the
+    /// default before session 16, which figures published before then name; weaker SRPT when job
+    /// sizes are heavy-tailed)
+    #[arg(long, value_name = "HOW", default_value = "mean", value_parser = ["max", "mean"])]
     pub tetris_srpt_scale: String,
     /// cs: how a queue's use is measured: `containers` (running containers), `memory` (YARN's
     /// DefaultResourceCalculator) or `dominant` (DominantResourceCalculator).

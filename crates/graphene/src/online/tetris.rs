@@ -10,23 +10,25 @@
 //! * alignment(t) = dot(req(t) / cap(m), max(A, 0) / cap(m)), req the requested demand;
 //! * rem(j) = the job's remaining work: sum over its not-yet-launched tasks of estimated
 //!   duration x sum over resources of req / cluster total, kept incrementally;
-//! * score(t) = alignment(t) - eps x rem(j) / max rem over the jobs that have a candidate.
+//! * score(t) = alignment(t) - eps x rem(j) / mean rem over the jobs that have a candidate,
+//!   with eps = the mean alignment of this pass's candidates.
 //!
-//! The rule for eps: eps = the mean alignment of this pass's candidates. The remaining-work term
-//! is scaled to [0, 1], so the job with the most work left loses one average alignment: neither
-//! term dominates the other whatever the units of the trace (Tetris's paper sets eps so that the
-//! two have comparable magnitude; this is a parameter-free way to do that). Equal alignments
-//! then resolve to the job with less work left (SRPT); very different alignments still win.
+//! That is the Tetris paper's (SIGCOMM'14) combination as we read it: eps is a multiple m of the
+//! mean alignment over the mean remaining-work score, so the two terms have comparable magnitude
+//! whatever the units of the trace; here m = 1 (the paper tunes m). The paper's text is not
+//! among `../shared/papers`, so the reading is not checked against the source; public
+//! reimplementations we read compute the weight from the current batch's average scores too.
+//! Equal alignments resolve to the job with less work left (SRPT); very different alignments
+//! still win. The default since session 16 ([`SrptScale::Mean`]).
 //!
-//! [`SrptScale::Mean`] (`--tetris-srpt-scale mean`) scales the term by the *mean* remaining work
-//! of the candidates' jobs instead of the largest: score(t) = alignment(t) - mean alignment x
-//! rem(j) / mean rem: the form of eps the Tetris paper (SIGCOMM'14) gives, a multiple m of the
-//! mean alignment over the mean remaining-work score, with m = 1 (the paper tunes m; its text is
-//! not among `../shared/papers`, so this reading of it is not checked against the source).
-//! Why both: with the maximum, a queue of heavy-tailed jobs (one job with 1,000x the work of the
-//! rest) squeezes every other job's term to about 0 and alignment alone decides among them; with
-//! the mean the big jobs are pushed far down and the small ones compete by work left and
-//! alignment. The maximum stays the default so that every published figure keeps its baseline.
+//! [`SrptScale::Max`] (`--tetris-srpt-scale max`, the default before session 16, so every figure
+//! published before then names it) scales the term by the *largest* remaining work among the
+//! candidates' jobs instead: the job with the most work left loses one average alignment. Why
+//! the mean is the stronger baseline: with the maximum, a queue of heavy-tailed jobs (one job
+//! with 1,000x the work of the rest) squeezes every other job's term to about 0 and alignment
+//! alone decides among them; with the mean the big jobs are pushed far down and the small ones
+//! compete by work left and alignment (BENCHMARKS.md, session 15: graphene's median gain over
+//! it on held-out TPC-H workloads fell from +14.0% to +8.5%).
 //!
 //! Candidates are stage-level: in every runnable stage, the lowest-id runnable task not chosen
 //! yet in this heartbeat stands for the stage (tasks of a stage share their demand in the
@@ -124,10 +126,10 @@ pub struct Tetris {
 /// What the remaining-work term is scaled by (module docs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SrptScale {
-    /// The largest remaining work among the candidates' jobs (the default).
-    #[default]
+    /// The largest remaining work among the candidates' jobs (the default before session 16).
     Max,
     /// The mean remaining work among the candidates' jobs (the Tetris paper's eps, m = 1).
+    #[default]
     Mean,
 }
 
@@ -152,7 +154,7 @@ impl Tetris {
             cands: Vec::new(),
             gate: FairGate::new(shares, kappa, fairness, charge),
             overbook: 1.0,
-            scale: SrptScale::Max,
+            scale: SrptScale::default(),
         }
     }
 
@@ -178,7 +180,7 @@ impl Tetris {
         *self.total.get_or_insert_with(|| view.caps.iter().fold(ResVec::ZERO, |a, c| a.add(c)))
     }
 
-    /// Tetris's choice among `cands`: alignment minus eps x remaining work scaled to [0, 1].
+    /// Tetris's choice among `cands`: alignment minus eps x remaining work over its mean (or max).
     fn pick(&self, cands: &[Cand], taken: &HashMap<u32, f64>) -> usize {
         let rem = |j: u32| (self.rem.get(&j).copied().unwrap_or(0.0) - taken.get(&j).copied().unwrap_or(0.0)).max(0.0);
         let norm = match self.scale {
@@ -294,12 +296,14 @@ mod tests {
     #[test]
     fn the_srpt_scale_decides_between_alignment_and_work_left() {
         let cands = [Cand { job: 1, task: 0, align: 4.0 }, Cand { job: 2, task: 0, align: 1.0 }];
-        let mut t = Tetris::new();
+        let mut t = Tetris::new().with_srpt_scale(SrptScale::Max);
         t.rem.insert(1, 1000.0);
         t.rem.insert(2, 1.0);
         assert_eq!(t.pick(&cands, &HashMap::new()), 0);
         let t = Tetris { scale: SrptScale::Mean, ..t };
         assert_eq!(t.pick(&cands, &HashMap::new()), 1);
+        // The default is the paper's scaling.
+        assert_eq!(Tetris::new().scale, SrptScale::Mean);
         // What this heartbeat already took from job 1 counts as done: with 999.5 of its work
         // taken, job 1 has less left than job 2 and wins under either scale.
         let taken = HashMap::from([(1, 999.5)]);
