@@ -57,7 +57,7 @@
 use std::collections::HashMap;
 
 use super::{fits, relative, serve_queues, Policy, TaskRef};
-use crate::model::{ResVec, MAX_RESOURCES};
+use crate::model::{paths, ResVec, MAX_RESOURCES};
 use crate::sim::{TaskState, View};
 
 pub struct CapacityScheduler {
@@ -65,14 +65,14 @@ pub struct CapacityScheduler {
     /// With `yarn.tez_order`: each job's stage depths (`paths::stage_depths`, the order
     /// `export-trace --order natural` gives the SLS AM), computed at its first pick, and the
     /// runnable stages in that order (one buffer, refilled per pick).
-    depths: std::collections::HashMap<u32, Vec<u32>>,
+    depths: HashMap<u32, Vec<u32>>,
     order: Vec<u32>,
 }
 
 impl CapacityScheduler {
     /// `shares`: guaranteed share per queue index (sums to 1).
     pub fn new(shares: Vec<f64>) -> CapacityScheduler {
-        CapacityScheduler { queues: CsQueues::new(shares), depths: std::collections::HashMap::new(), order: Vec::new() }
+        CapacityScheduler { queues: CsQueues::new(shares), depths: HashMap::new(), order: Vec::new() }
     }
 
     /// As YARN measures queues (`accounting`) and limits one user (`user_limit_factor`).
@@ -142,7 +142,7 @@ impl Policy for CapacityScheduler {
         if self.queues.yarn.tez_order {
             let (depths, order) = (&mut self.depths, &mut self.order);
             self.queues.assign(view, machine, free, out, |v, job, left, chosen| {
-                let depth = depths.entry(job).or_insert_with(|| crate::model::paths::stage_depths(v.dag(job)));
+                let depth = depths.entry(job).or_insert_with(|| paths::stage_depths(v.dag(job)));
                 order.clear();
                 order.extend_from_slice(&v.job_state(job).runnable_stages);
                 order.sort_by_key(|&s| (depth[s as usize], s));
