@@ -19,7 +19,7 @@
 
 use std::collections::HashMap;
 
-use super::task_graph::{demand, number, TaskGraph, TaskNode};
+use super::task_graph::{demand, number, number_at, TaskGraph, TaskNode};
 use super::wfcommons::task_type;
 use crate::error::{Error, Result};
 use crate::limits::MAX_NESTING;
@@ -31,8 +31,8 @@ pub fn looks_like(text: &str) -> bool {
     t.starts_with('<') && t.contains("<adag")
 }
 
-struct Uses {
-    file: String,
+struct Uses<'a> {
+    file: &'a str,
     output: bool,
     size: f64,
 }
@@ -129,8 +129,9 @@ pub fn parse(text: &str, name: &str) -> Result<Dag> {
         Error::Syntax { line: p.row as usize, column: p.col as usize, message: format!("not well-formed XML: {e}") }
     })?;
     let root = doc.root_element();
+    // Places are formatted only where a message may need them: each job's (kept for "first
+    // at"), the others on an error.
     let mut lines = Lines { text: text.as_bytes(), pos: 0, line: 1 };
-    let mut line = |n: roxmltree::Node| lines.at(n.range().start);
     if root.tag_name().name() != "adag" {
         return Err(Error::field(
             "(root element)",
@@ -139,14 +140,18 @@ pub fn parse(text: &str, name: &str) -> Result<Dag> {
     }
     let dag_name = root.attribute("name").map(String::from).unwrap_or_else(|| name.to_string());
     let mut g = TaskGraph::default();
-    let mut uses: Vec<(String, Vec<Uses>)> = Vec::new();
-    let mut explicit: Vec<(String, String, String)> = Vec::new();
+    // Per job, in the order of `g`'s tasks: its id and the files it reads and writes.
+    let mut uses: Vec<(&str, Vec<Uses>)> = Vec::new();
+    // Explicit edges: parent, child, and where the <parent> element starts.
+    let mut explicit: Vec<(&str, &str, usize)> = Vec::new();
     for el in root.children().filter(|n| n.is_element()) {
-        let at = format!("line {}", line(el));
+        let start = el.range().start;
         match el.tag_name().name() {
             "job" => {
-                let id = el.attribute("id").ok_or_else(|| Error::field(format!("{at}: <job>"), "no id attribute"))?;
-                let at = format!("{at} (job {id})");
+                let Some(id) = el.attribute("id") else {
+                    return Err(Error::field(format!("line {}: <job>", lines.at(start)), "no id attribute"));
+                };
+                let at = format!("line {} (job {id})", lines.at(start));
                 let profile = |key: &str| {
                     el.children()
                         .filter(|c| c.has_tag_name("profile"))
@@ -167,18 +172,22 @@ pub fn parse(text: &str, name: &str) -> Result<Dag> {
                 let memory = profile("memory").map(|v| number(v, &at, "memory")).transpose()?.unwrap_or(0.0);
                 let mut files = Vec::new();
                 for u in el.children().filter(|c| c.has_tag_name("uses")) {
-                    let uat = format!("line {} (job {id}) <uses>", line(u));
-                    let file = u
-                        .attribute("file")
-                        .or_else(|| u.attribute("name"))
-                        .ok_or_else(|| Error::field(uat.clone(), "no file (DAX 3) or name (DAX 2) attribute"))?;
+                    let uat = |lines: &mut Lines| format!("line {} (job {id}) <uses>", lines.at(u.range().start));
+                    let Some(file) = u.attribute("file").or_else(|| u.attribute("name")) else {
+                        return Err(Error::field(uat(&mut lines), "no file (DAX 3) or name (DAX 2) attribute"));
+                    };
                     let output = match u.attribute("link") {
                         Some("output") => true,
                         Some("input" | "inout" | "none" | "checkpoint") | None => false,
-                        Some(other) => return Err(Error::field(uat, format!("link '{other}' is not input or output"))),
+                        Some(other) => {
+                            return Err(Error::field(uat(&mut lines), format!("link '{other}' is not input or output")))
+                        }
                     };
-                    let size = u.attribute("size").map(|v| number(v, &uat, "size")).transpose()?.unwrap_or(0.0);
-                    files.push(Uses { file: file.to_string(), output, size });
+                    let size = match u.attribute("size") {
+                        Some(v) => number_at(v, || uat(&mut lines), "size")?,
+                        None => 0.0,
+                    };
+                    files.push(Uses { file, output, size });
                 }
                 let io: f64 = files.iter().map(|f| f.size).sum();
                 let disk = if runtime > 0.0 { io / runtime / 1e6 } else { 0.0 };
@@ -188,22 +197,25 @@ pub fn parse(text: &str, name: &str) -> Result<Dag> {
                     group,
                     duration: runtime,
                     demand: demand(cores, memory / 1000.0, disk),
-                    at: at.clone(),
+                    at,
                 })?;
-                uses.push((id.to_string(), files));
+                uses.push((id, files));
             }
             "child" => {
-                let child =
-                    el.attribute("ref").ok_or_else(|| Error::field(format!("{at}: <child>"), "no ref attribute"))?;
+                let Some(child) = el.attribute("ref") else {
+                    return Err(Error::field(format!("line {}: <child>", lines.at(start)), "no ref attribute"));
+                };
                 for p in el.children().filter(|c| c.has_tag_name("parent")) {
-                    let pat = format!("line {} <parent>", line(p));
-                    let parent = p.attribute("ref").ok_or_else(|| Error::field(pat.clone(), "no ref attribute"))?;
-                    explicit.push((parent.to_string(), child.to_string(), pat));
+                    let Some(parent) = p.attribute("ref") else {
+                        let at = format!("line {} <parent>", lines.at(p.range().start));
+                        return Err(Error::field(at, "no ref attribute"));
+                    };
+                    explicit.push((parent, child, p.range().start));
                 }
             }
             "dag" | "dax" => {
                 return Err(Error::field(
-                    format!("{at}: <{}>", el.tag_name().name()),
+                    format!("line {}: <{}>", lines.at(start), el.tag_name().name()),
                     "sub-workflows are not read; flatten the workflow first",
                 ))
             }
@@ -211,21 +223,24 @@ pub fn parse(text: &str, name: &str) -> Result<Dag> {
             _ => {}
         }
     }
-    for (parent, child, at) in explicit {
-        g.edge(&parent, &child, 0.0, &at)?;
+    for (parent, child, start) in explicit {
+        let mut at = || format!("line {} <parent>", lines.at(start));
+        let Some(p) = g.index_of(parent) else { return Err(Error::field(at(), format!("unknown task '{parent}'"))) };
+        let Some(c) = g.index_of(child) else { return Err(Error::field(at(), format!("unknown task '{child}'"))) };
+        g.edge_at(p, c, 0.0, at)?;
     }
-    // Data flow: who writes each file.
-    let mut writer: HashMap<&str, (&str, f64)> = HashMap::new();
-    for (id, files) in &uses {
+    // Data flow: who writes each file (jobs are numbered as in `g`).
+    let mut writer: HashMap<&str, (usize, f64)> = HashMap::new();
+    for (j, (_, files)) in uses.iter().enumerate() {
         for f in files.iter().filter(|f| f.output) {
-            writer.entry(f.file.as_str()).or_insert((id.as_str(), f.size));
+            writer.entry(f.file).or_insert((j, f.size));
         }
     }
-    for (id, files) in &uses {
+    for (j, (id, files)) in uses.iter().enumerate() {
         for f in files.iter().filter(|f| !f.output) {
-            if let Some(&(w, size)) = writer.get(f.file.as_str()) {
-                if w != id {
-                    g.edge(w, id, size / 1e6, &format!("job {id} reading {}", f.file))?;
+            if let Some(&(w, size)) = writer.get(f.file) {
+                if w != j {
+                    g.edge_at(w, j, size / 1e6, || format!("job {id} reading {}", f.file))?;
                 }
             }
         }

@@ -50,16 +50,10 @@ impl TaskGraph {
         Ok(self.nodes.len() - 1)
     }
 
-    /// An edge `parent -> child` carrying `data`; a repeated edge adds its data to the first.
-    pub fn edge(&mut self, parent: &str, child: &str, data: f64, at: &str) -> Result<()> {
-        let p = self.index_of(parent).ok_or_else(|| Error::field(at, format!("unknown task '{parent}'")))?;
-        let c = self.index_of(child).ok_or_else(|| Error::field(at, format!("unknown task '{child}'")))?;
-        self.edge_at(p, c, data, || at.to_string())
-    }
-
-    /// [`TaskGraph::edge`] between tasks given by their index (what `add` returned); `at` is
+    /// An edge from task `p` to task `c` (indices, as [`TaskGraph::add`] returns them) carrying
+    /// `data`; a repeated edge adds its data to the first. `at`, the place for a message, is
     /// formatted only for an error.
-    pub fn edge_at(&mut self, p: usize, c: usize, data: f64, at: impl Fn() -> String) -> Result<()> {
+    pub fn edge_at(&mut self, p: usize, c: usize, data: f64, at: impl FnOnce() -> String) -> Result<()> {
         if p == c {
             return Err(Error::field(at(), format!("task '{}' depends on itself", self.nodes[p].name)));
         }
@@ -109,12 +103,14 @@ pub fn demand(cpu: f64, mem: f64, disk: f64) -> ResVec {
 
 /// A non-negative finite number from an attribute, or an error naming it.
 pub fn number(value: &str, at: &str, what: &str) -> Result<f64> {
-    let v: f64 = value
-        .trim()
-        .parse()
-        .map_err(|_| Error::field(format!("{at}: {what}"), format!("'{value}' is not a number")))?;
-    if !v.is_finite() || v < 0.0 {
-        return Err(Error::field(format!("{at}: {what}"), format!("{value} is not a finite number >= 0")));
+    number_at(value, || at.to_string(), what)
+}
+
+/// [`number`] with the place formatted only for an error.
+pub fn number_at(value: &str, at: impl FnOnce() -> String, what: &str) -> Result<f64> {
+    match value.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        Ok(_) => Err(Error::field(format!("{}: {what}", at()), format!("{value} is not a finite number >= 0"))),
+        Err(_) => Err(Error::field(format!("{}: {what}", at()), format!("'{value}' is not a number"))),
     }
-    Ok(v)
 }
