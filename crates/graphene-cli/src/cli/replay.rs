@@ -133,8 +133,8 @@ pub struct Common {
     pub misestimate_what: MisestimatedArg,
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// decima: weights file (from `graphene train-decima`) [default: the bundled
-    /// models/decima-tpch.json].
+    /// decima: weights file (from `graphene train-decima`) [default: the bundled model whose
+    /// recorded setting is closest to the run].
     #[arg(long, value_name = "FILE")]
     pub decima_model: Option<PathBuf>,
     /// Tasks run wave- and parallelism-dependent durations drawn from this sidecar (from
