@@ -289,18 +289,10 @@ pub fn run_sim(
     cfg: &SimConfig,
     quiet: bool,
 ) -> Result<sim::SimResult> {
-    use std::io::IsTerminal;
-    if quiet || !std::io::stderr().is_terminal() {
+    let template = "{spinner} {prefix} [{bar:30}] {pos}/{len} jobs, simulated {msg} ({elapsed})";
+    let Some(bar) = super::progress::bar(workload.jobs.len() as u64, template, quiet) else {
         return sim::run(workload, cluster, policy, cfg);
-    }
-    let bar = indicatif::ProgressBar::new(workload.jobs.len() as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} {prefix} [{bar:30}] {pos}/{len} jobs, simulated {msg} ({elapsed})",
-        )
-        .expect("a valid template")
-        .progress_chars("=> "),
-    );
+    };
     bar.set_prefix(policy.name());
     let result = sim::run_with_progress(workload, cluster, policy, cfg, &mut |now, done| {
         bar.set_position(done as u64);

@@ -209,6 +209,23 @@ fn compare_csv_has_one_row_per_dag_and_scheduler_matching_the_json() {
     }
 }
 
+/// `compare --no-timing` reports every elapsed_ms as 0, in each of its three outputs, so two
+/// runs print the same bytes; without it the times are measured (some row takes > 0 ms).
+#[test]
+fn compare_no_timing_is_byte_identical_across_runs() {
+    let (ex, mot) = (example(), motivating());
+    for fmt in ["--csv", "--json", "--threads=1"] {
+        let once = run(&["compare", &ex, &mot, fmt, "--no-timing"]).ok().stdout_str();
+        assert_eq!(once, run(&["compare", &ex, &mot, fmt, "--no-timing"]).ok().stdout_str(), "{fmt}");
+        if fmt == "--json" {
+            let v: serde_json::Value = serde_json::from_str(&once).unwrap();
+            assert!(v["rows"].as_array().unwrap().iter().all(|r| r["elapsed_ms"] == 0.0), "{once}");
+            let timed = run(&["compare", &ex, &mot, fmt]).ok().json();
+            assert!(timed["rows"].as_array().unwrap().iter().any(|r| f(&r["elapsed_ms"], "elapsed_ms") > 0.0));
+        }
+    }
+}
+
 #[test]
 fn build_schedule_is_byte_identical_across_runs() {
     let (ex, mot, cl) = (example(), motivating(), motivating_cluster());
