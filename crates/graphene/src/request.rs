@@ -54,34 +54,37 @@ impl Source {
 
 /// Every DAG of a source (a TPC-H file holds 22 unless `opts.query` picks one).
 pub fn load_dags(src: &Source, opts: &LoadOptions) -> Result<Vec<Dag>> {
+    load_dags_detected(src, opts).map(|(_, dags)| dags)
+}
+
+fn load_dags_detected(src: &Source, opts: &LoadOptions) -> Result<(Format, Vec<Dag>)> {
     match src {
-        Source::Path(p) => formats::load_dags(p, opts),
+        Source::Path(p) => formats::load_dags_detected(p, opts),
         Source::Text { text, name } => {
             if let Some(p) = &opts.demands {
                 formats::profile::Profile::by_name(p)?;
             }
-            formats::parse_dags(text, name, opts)
+            formats::parse_dags_detected(text, name, opts)
         }
     }
 }
 
 /// Exactly one DAG.
 pub fn load_dag(src: &Source, opts: &LoadOptions) -> Result<Dag> {
-    let mut dags = load_dags(src, opts)?;
-    if dags.len() != 1 {
-        let what = match src {
-            Source::Path(p) => p.display().to_string(),
-            Source::Text { name, .. } => name.clone(),
-        };
-        return Err(Error::Usage(format!("{what}: holds {} DAGs; pick one with --query N", dags.len())));
-    }
-    Ok(dags.remove(0))
+    let (format, dags) = load_dags_detected(src, opts)?;
+    let what = match src {
+        Source::Path(p) => p.display().to_string(),
+        Source::Text { name, .. } => name.clone(),
+    };
+    formats::one_of(&what, format, dags)
 }
 
 fn is_network_source(src: &Source, format: Option<Format>) -> Result<bool> {
-    Ok(match format {
-        Some(f) => f == Format::Hetero,
-        None => src.named(formats::detect(&src.text()?))? == Format::Hetero,
+    Ok(match (format, src) {
+        (Some(f), _) => f == Format::Hetero,
+        // A compressed Spark log or a rolling-log directory is not text to detect.
+        (None, Source::Path(p)) => formats::is_network_file(p, None)?,
+        (None, Source::Text { .. }) => src.named(formats::detect(&src.text()?))? == Format::Hetero,
     })
 }
 
