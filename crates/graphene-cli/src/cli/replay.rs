@@ -37,9 +37,8 @@ pub struct Common {
     #[arg(long, value_name = "X")]
     pub tetris_overbook_limit: Option<f64>,
     /// tetris: scale its shortest-remaining-work term by the candidates' mean remaining work
-    /// (`mean`: the Tetris paper's eps with m = 1, the default) or by their largest (`max`: the
-    /// default before session 16, which figures published before then name; weaker SRPT when job
-    /// sizes are heavy-tailed)
+    /// (`mean`: the Tetris paper's eps with m = 1, the default) or by their largest (`max`: a
+    /// weaker SRPT when job sizes are heavy-tailed)
     #[arg(long, value_name = "HOW", default_value = "mean", value_parser = ["max", "mean"])]
     pub tetris_srpt_scale: String,
     /// cs: how a queue's use is measured: `containers` (running containers), `memory` (YARN's
