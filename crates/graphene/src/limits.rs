@@ -112,6 +112,16 @@ pub fn show(v: f64) -> String {
     }
 }
 
+/// How deep the nested formats may nest: the XML elements of a DAX, the subgraphs of a DOT file.
+/// Their parsers recurse once per level, so a fixed bound, checked before the recursion starts,
+/// keeps hostile input from exhausting the stack (real files nest a few levels). JSON inputs are
+/// bounded by their parser's own limit, [`MAX_JSON_NESTING`].
+pub const MAX_NESTING: usize = 64;
+
+/// How deep a JSON input may nest (arrays and objects): serde_json's recursion limit, which every
+/// JSON reader here keeps (it refuses deeper input with "recursion limit exceeded").
+pub const MAX_JSON_NESTING: usize = 128;
+
 static CURRENT: RwLock<Limits> = RwLock::new(Limits::DEFAULT);
 
 /// The limits in force.

@@ -20,6 +20,7 @@ use std::collections::HashMap;
 use super::task_graph::{demand, number, TaskGraph, TaskNode};
 use super::wfcommons::task_type;
 use crate::error::{Error, Result};
+use crate::limits::MAX_NESTING;
 use crate::model::Dag;
 
 /// True when the text is XML whose root is `adag`.
@@ -34,14 +35,100 @@ struct Uses {
     size: f64,
 }
 
+/// Refuses XML whose elements nest deeper than [`MAX_NESTING`], before roxmltree reads it:
+/// roxmltree recurses once per level of nesting, so 100,000 nested elements (700 KB) would
+/// exhaust the stack. One pass over the text; the markup that cannot open an element (comments,
+/// CDATA sections, processing instructions, declarations, quoted attribute values) is skipped
+/// whole, so that a `<` or `>` inside it is not counted. On well-formed XML the count is exact;
+/// on malformed XML it only decides which error is reported.
+fn check_nesting(text: &str) -> Result<()> {
+    let b = text.as_bytes();
+    let find = |from: usize, pat: &str| text.get(from..).and_then(|t| t.find(pat)).map(|k| from + k + pat.len());
+    let (mut i, mut depth) = (0usize, 0usize);
+    while let Some(k) = b[i..].iter().position(|&c| c == b'<') {
+        let j = i + k;
+        let rest = &b[j..];
+        let end = if rest.starts_with(b"<!--") {
+            find(j + 4, "-->")
+        } else if rest.starts_with(b"<![CDATA[") {
+            find(j + 9, "]]>")
+        } else if rest.starts_with(b"<?") {
+            find(j + 2, "?>")
+        } else if rest.starts_with(b"<!") {
+            find(j + 2, ">")
+        } else if rest.starts_with(b"</") {
+            depth = depth.saturating_sub(1);
+            find(j + 2, ">")
+        } else {
+            // A start tag, to its `>` outside quoted values; `/>` closes the element at once.
+            let mut quote = None;
+            let close = b[j + 1..].iter().position(|&c| match quote {
+                Some(q) => {
+                    if c == q {
+                        quote = None;
+                    }
+                    false
+                }
+                None => {
+                    if c == b'"' || c == b'\'' {
+                        quote = Some(c);
+                    }
+                    c == b'>'
+                }
+            });
+            let close = close.map(|m| j + 1 + m);
+            if close.is_some_and(|e| b[e - 1] != b'/') {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    let line_start = text[..j].rfind('\n').map_or(0, |n| n + 1);
+                    return Err(Error::Syntax {
+                        line: 1 + b[..j].iter().filter(|&&c| c == b'\n').count(),
+                        column: 1 + text[line_start..j].chars().count(),
+                        message: format!("XML elements nest deeper than {MAX_NESTING} levels"),
+                    });
+                }
+            }
+            close.map(|e| e + 1)
+        };
+        match end {
+            Some(e) => i = e,
+            None => break,
+        }
+    }
+    Ok(())
+}
+
+/// Line numbers of byte offsets asked for in increasing order, counted once over the text
+/// (roxmltree's `text_pos_at` rescans the text from its start at every call: quadratic in the
+/// jobs of a workflow).
+struct Lines<'a> {
+    text: &'a [u8],
+    pos: usize,
+    line: usize,
+}
+
+impl Lines<'_> {
+    fn at(&mut self, offset: usize) -> usize {
+        let offset = offset.min(self.text.len());
+        if offset < self.pos {
+            (self.pos, self.line) = (0, 1);
+        }
+        self.line += self.text[self.pos..offset].iter().filter(|&&c| c == b'\n').count();
+        self.pos = offset;
+        self.line
+    }
+}
+
 pub fn parse(text: &str, name: &str) -> Result<Dag> {
+    check_nesting(text)?;
     let opts = roxmltree::ParsingOptions { allow_dtd: false, nodes_limit: u32::MAX };
     let doc = roxmltree::Document::parse_with_options(text, opts).map_err(|e| {
         let p = e.pos();
         Error::Syntax { line: p.row as usize, column: p.col as usize, message: format!("not well-formed XML: {e}") }
     })?;
     let root = doc.root_element();
-    let line = |n: roxmltree::Node| doc.text_pos_at(n.range().start).row;
+    let mut lines = Lines { text: text.as_bytes(), pos: 0, line: 1 };
+    let mut line = |n: roxmltree::Node| lines.at(n.range().start);
     if root.tag_name().name() != "adag" {
         return Err(Error::field(
             "(root element)",
@@ -193,5 +280,54 @@ mod tests {
         assert!(e.contains("duplicate task 'ID00001'"), "{e}");
         let e = parse(&DAX.replace(r#"runtime="10.5""#, r#"runtime="-3""#), "x").unwrap_err().to_string();
         assert!(e.contains("runtime") && e.contains("-3"), "{e}");
+    }
+
+    /// `depth` elements nested inside one `<job>` of an otherwise valid workflow (the reader
+    /// ignores what a job holds besides `<profile>` and `<uses>`), `adag` and `job` included.
+    fn nested(depth: usize) -> String {
+        let inner = depth - 2;
+        format!(
+            "<adag>\n<job id=\"a\" runtime=\"1\">{}{}</job>\n</adag>",
+            "<m y=\"/>\">".repeat(inner),
+            "</m>".repeat(inner)
+        )
+    }
+
+    #[test]
+    fn nesting_is_refused_past_the_limit_before_parsing() {
+        assert_eq!(parse(&nested(MAX_NESTING), "x").unwrap().len(), 1);
+        let e = parse(&nested(MAX_NESTING + 1), "x").unwrap_err().to_string();
+        // The 65th level is the 63rd <m> of line 2: after 24 bytes of <job ...>, 10 per <m ...>.
+        assert_eq!(e, format!("line 2, column {}: XML elements nest deeper than 64 levels", 1 + 24 + 62 * 10));
+        // 100,000 levels (700 KB): an error, not a stack overflow.
+        let deep = format!("<adag>{}{}</adag>", "<a>".repeat(100_000), "</a>".repeat(100_000));
+        let e = parse(&deep, "x").unwrap_err().to_string();
+        assert!(e.starts_with("line 1, column 196: XML elements nest deeper than 64 levels"), "{e}");
+        // Markup that opens no element is not counted: comments, CDATA, processing instructions,
+        // quoted '>' and '/>' in attribute values.
+        let skipped = format!(
+            "<?xml version=\"1.0\"?><!-- {c} --><adag><job id=\"a\" name=\"x>y/>\" runtime=\"1\"><![CDATA[{c}]]><?pi {c}?></job></adag>",
+            c = "<b>".repeat(1000)
+        );
+        assert_eq!(parse(&skipped, "x").unwrap().len(), 1);
+    }
+
+    #[test]
+    fn positions_of_later_jobs_are_their_own_lines() {
+        let mut text = String::from("<adag>\n");
+        // 20,000 jobs (1.4 MB): asking roxmltree for each position took seconds.
+        for i in 0..20_000 {
+            text.push_str(&format!("<job id=\"j{i}\" runtime=\"1\">\n<uses file=\"f{i}\" link=\"output\"/>\n</job>\n"));
+        }
+        text.push_str("<job id=\"j5\" runtime=\"1\"/>\n<child ref=\"j1\">\n<parent ref=\"nope\"/>\n</child>\n</adag>");
+        let e = parse(&text, "x").unwrap_err().to_string();
+        // Job i starts on line 2 + 3 i; the duplicate j5 on line 60002.
+        assert_eq!(e, "line 60002 (job j5): duplicate task 'j5' (first at line 17 (job j5))");
+        let text = text.replace("<job id=\"j5\" runtime=\"1\"/>\n", "");
+        let e = parse(&text, "x").unwrap_err().to_string();
+        assert_eq!(e, "line 60003 <parent>: unknown task 'nope'");
+        let text = text.replace("<uses file=\"f19999\" link=\"output\"/>", "<uses file=\"f19999\" link=\"both\"/>");
+        let e = parse(&text, "x").unwrap_err().to_string();
+        assert_eq!(e, "line 60000 (job j19999) <uses>: link 'both' is not input or output");
     }
 }

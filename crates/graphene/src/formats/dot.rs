@@ -24,6 +24,7 @@
 //! The grammar is read by [`super::dot_syntax`]; its errors carry the line and column.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use super::dot_syntax::{self, AttrList, Stmt, Vertex};
 use super::task_graph::{demand, number, TaskGraph, TaskNode};
@@ -47,107 +48,183 @@ pub fn looks_like(text: &str) -> bool {
     matches!(word.to_ascii_lowercase().as_str(), "digraph" | "graph" | "strict")
 }
 
-type Attrs = HashMap<String, String>;
+/// The node attributes the reader uses. Values are shared (`Rc`), and attributes it does not
+/// use are dropped, so that copying a scope's defaults into a node, or into a subgraph, costs the
+/// same whatever the file spells out: a 2 MB `node [...]` list before 5,000 nodes is kept once,
+/// not 5,000 times.
+#[derive(Clone, Default)]
+struct NodeAttrs {
+    runtime: Option<Rc<str>>,
+    size: Option<Rc<str>>,
+    cores: Option<Rc<str>>,
+    memory: Option<Rc<str>>,
+    label: Option<Rc<str>>,
+}
 
-fn merge(into: &mut Attrs, attrs: &AttrList) {
+impl NodeAttrs {
+    fn merge(&mut self, attrs: &AttrList) {
+        for (k, v) in attrs {
+            let slot = match k.as_str() {
+                "runtime" => &mut self.runtime,
+                "size" => &mut self.size,
+                "cores" => &mut self.cores,
+                "memory" => &mut self.memory,
+                "label" => &mut self.label,
+                _ => continue,
+            };
+            *slot = Some(Rc::from(v.as_str()));
+        }
+    }
+}
+
+/// The edge attribute the reader uses: `size`.
+fn merge_edge(size: &mut Option<Rc<str>>, attrs: &AttrList) {
     for (k, v) in attrs {
-        into.insert(k.clone(), v.clone());
+        if k == "size" {
+            *size = Some(Rc::from(v.as_str()));
+        }
     }
 }
 
 /// Nodes (in order of first appearance, with their attributes) and edges, with Graphviz's
-/// scoping of `node`/`edge` defaults: they apply to what follows, within their subgraph.
+/// scoping of `node`/`edge` defaults: they apply to what follows, within their subgraph. Nodes
+/// are numbered in order of appearance; an edge is two node numbers and the number of its
+/// statement's attributes.
 #[derive(Default)]
 struct Collect {
-    order: Vec<String>,
-    nodes: HashMap<String, Attrs>,
-    edges: Vec<(String, String, Attrs)>,
+    names: Vec<String>,
+    index: HashMap<String, u32>,
+    nodes: Vec<NodeAttrs>,
+    edges: Vec<(u32, u32, u32)>,
+    /// The `size` of each edge statement's edges.
+    edge_sizes: Vec<Option<Rc<str>>>,
+    applied: Applied,
+}
+
+/// Bytes of the attribute values applied so far, a value counted at every node and edge
+/// statement it applies to, against `--limit-input`: what the reader reads per node and edge
+/// statement is bounded as a file of that size would be, however often a default repeats one
+/// value (a 2 MB `node [...]` list before 5,000 nodes is 10 GB applied).
+#[derive(Default)]
+struct Applied(u64);
+
+impl Applied {
+    fn add(&mut self, bytes: usize, at: impl std::fmt::Display) -> Result<()> {
+        self.0 = self.0.saturating_add(bytes as u64);
+        crate::limits::current()
+            .check_input_bytes(self.0, &format!("{at}: attribute values (bytes applied so far, defaults included)"))
+    }
 }
 
 impl Collect {
-    fn touch(&mut self, name: &str, defaults: &Attrs) {
-        if !self.nodes.contains_key(name) {
-            self.order.push(name.to_string());
-            self.nodes.insert(name.to_string(), defaults.clone());
+    /// The node's number, adding it with the scope's defaults if it is new.
+    fn touch(&mut self, name: &str, defaults: &NodeAttrs) -> Result<u32> {
+        if let Some(&i) = self.index.get(name) {
+            return Ok(i);
         }
+        crate::limits::current().check_tasks(self.names.len() as u64 + 1, "nodes")?;
+        let i = self.names.len() as u32;
+        self.names.push(name.to_string());
+        self.index.insert(name.to_string(), i);
+        self.nodes.push(defaults.clone());
+        Ok(i)
     }
 
     /// Walks statements; returns every node they mention (what a subgraph stands for in an edge).
-    fn stmts(&mut self, stmts: &[Stmt], mut nd: Attrs, mut ed: Attrs) -> Vec<String> {
+    fn stmts(&mut self, stmts: &[Stmt], mut nd: NodeAttrs, mut ed: Option<Rc<str>>) -> Result<Vec<u32>> {
         let mut mentioned = Vec::new();
         for s in stmts {
             match s {
-                Stmt::NodeDefaults(a) => merge(&mut nd, a),
-                Stmt::EdgeDefaults(a) => merge(&mut ed, a),
+                Stmt::NodeDefaults(a) => nd.merge(a),
+                Stmt::EdgeDefaults(a) => merge_edge(&mut ed, a),
                 Stmt::GraphAttrs => {}
                 Stmt::Node(name, attrs) => {
-                    self.touch(name, &nd);
-                    merge(self.nodes.get_mut(name).expect("touched"), attrs);
-                    mentioned.push(name.clone());
+                    let i = self.touch(name, &nd)?;
+                    self.nodes[i as usize].merge(attrs);
+                    mentioned.push(i);
                 }
-                Stmt::Edge(vs, attrs) => {
-                    let groups: Vec<Vec<String>> = vs
-                        .iter()
-                        .map(|v| match v {
-                            Vertex::Node(n) => {
-                                self.touch(n, &nd);
-                                vec![n.clone()]
-                            }
-                            Vertex::Sub(inner) => self.stmts(inner, nd.clone(), ed.clone()),
-                        })
-                        .collect();
-                    let mut a = ed.clone();
-                    merge(&mut a, attrs);
+                Stmt::Edge(vs, attrs, line) => {
+                    let mut groups: Vec<Vec<u32>> = Vec::with_capacity(vs.len());
+                    for v in vs {
+                        groups.push(match v {
+                            Vertex::Node(n) => vec![self.touch(n, &nd)?],
+                            Vertex::Sub(inner) => self.stmts(inner, nd.clone(), ed.clone())?,
+                        });
+                    }
+                    // `{a0 ... a5999} -> {b0 ... b5999}` is 36 million edges in 70 KB: count them
+                    // against the limit before making any.
+                    let count = groups
+                        .windows(2)
+                        .fold(self.edges.len() as u64, |n, w| n.saturating_add(w[0].len() as u64 * w[1].len() as u64));
+                    crate::limits::current().check_edges(count, &format!("line {line}: edges (edges so far)"))?;
+                    let mut size = ed.clone();
+                    merge_edge(&mut size, attrs);
+                    self.applied.add(size.as_deref().map_or(0, str::len), format_args!("line {line}"))?;
+                    let k = self.edge_sizes.len() as u32;
+                    self.edge_sizes.push(size);
+                    self.edges.reserve((count - self.edges.len() as u64) as usize);
                     for w in groups.windows(2) {
-                        for x in &w[0] {
-                            for y in &w[1] {
-                                self.edges.push((x.clone(), y.clone(), a.clone()));
-                            }
+                        for &x in &w[0] {
+                            self.edges.extend(w[1].iter().map(|&y| (x, y, k)));
                         }
                     }
                     mentioned.extend(groups.into_iter().flatten());
                 }
-                Stmt::Sub(inner) => mentioned.extend(self.stmts(inner, nd.clone(), ed.clone())),
+                Stmt::Sub(inner) => mentioned.extend(self.stmts(inner, nd.clone(), ed.clone())?),
             }
         }
-        mentioned
+        Ok(mentioned)
     }
 }
 
 pub fn parse(text: &str, name: &str) -> Result<Dag> {
-    let graph = dot_syntax::parse(text)?;
-    if !graph.directed {
+    let dot_syntax::DotGraph { directed, name: graph_name, stmts } = dot_syntax::parse(text)?;
+    if !directed {
         return Err(Error::field("graph", "an undirected graph has no dependencies; write `digraph` and `->`"));
     }
     let mut c = Collect::default();
-    c.stmts(&graph.stmts, Attrs::new(), Attrs::new());
+    c.stmts(&stmts, NodeAttrs::default(), None)?;
+    drop(stmts);
+    let mut applied = std::mem::take(&mut c.applied);
     let mut g = TaskGraph::default();
-    for n in &c.order {
-        let a = &c.nodes[n];
+    for (i, a) in c.nodes.iter().enumerate() {
+        let n = &c.names[i];
         let at = format!("node {n}");
-        let duration = match (a.get("runtime"), a.get("size")) {
+        let values = [&a.runtime, &a.size, &a.cores, &a.memory, &a.label];
+        applied.add(values.iter().filter_map(|v| v.as_deref()).map(str::len).sum(), &at)?;
+        let duration = match (&a.runtime, &a.size) {
             (Some(r), _) => number(r, &at, "runtime")?,
             (None, Some(s)) => number(s, &at, "size")? / 1e9,
             (None, None) => {
                 return Err(Error::field(at, "no runtime (seconds) or size (flops) attribute"));
             }
         };
-        let cores = a.get("cores").map(|v| number(v, &at, "cores")).transpose()?.unwrap_or(1.0);
-        let memory = a.get("memory").map(|v| number(v, &at, "memory")).transpose()?.unwrap_or(0.0);
+        let cores = a.cores.as_deref().map(|v| number(v, &at, "cores")).transpose()?.unwrap_or(1.0);
+        let memory = a.memory.as_deref().map(|v| number(v, &at, "memory")).transpose()?.unwrap_or(0.0);
         g.add(TaskNode {
             name: n.clone(),
-            group: task_type(a.get("label").unwrap_or(n)).to_string(),
+            group: task_type(a.label.as_deref().unwrap_or(n)).to_string(),
             duration,
             demand: demand(cores, memory / 1000.0, 0.0),
             at,
         })?;
     }
-    for (a, b, attrs) in &c.edges {
-        let at = format!("edge {a} -> {b}");
-        let data = attrs.get("size").map(|v| number(v, &at, "size")).transpose()?.unwrap_or(0.0) / 1e6;
-        g.edge(a, b, data, &at)?;
+    // Each statement's size is read once (at its first edge, which an error names).
+    let mut data: Vec<Option<f64>> = vec![None; c.edge_sizes.len()];
+    for &(x, y, k) in &c.edges {
+        let at = || format!("edge {} -> {}", c.names[x as usize], c.names[y as usize]);
+        let d = match (data[k as usize], &c.edge_sizes[k as usize]) {
+            (Some(d), _) => d,
+            (None, None) => 0.0,
+            (None, Some(v)) => {
+                let d = number(v, &at(), "size")? / 1e6;
+                data[k as usize] = Some(d);
+                d
+            }
+        };
+        g.edge_at(x as usize, y as usize, d, at)?;
     }
-    g.build(graph.name.as_deref().filter(|n| !n.is_empty()).unwrap_or(name))
+    g.build(graph_name.as_deref().filter(|n| !n.is_empty()).unwrap_or(name))
 }
 
 #[cfg(test)]
@@ -199,5 +276,51 @@ digraph "tiny" {
         assert!(parse(&deep, "x").unwrap_err().to_string().contains("nest deeper"));
         let e = parse("digraph { a [runtime=1]; b [runtime=1]; a -> b; b -> a }", "x").unwrap_err().to_string();
         assert!(e.contains("cycle"), "{e}");
+    }
+
+    #[test]
+    fn edge_operators_must_match_the_graph() {
+        let e = parse("digraph {\n a [runtime=1]\n b [runtime=1]\n a -> b -- c\n}", "x").unwrap_err().to_string();
+        assert_eq!(e, "line 4, column 9: '--' is an undirected edge; a digraph's edges are written '->'");
+        let e = parse("graph { a -> b }", "x").unwrap_err().to_string();
+        assert_eq!(e, "line 1, column 11: '->' is a directed edge; an undirected graph's edges are written '--'");
+    }
+
+    #[test]
+    fn an_edge_statement_is_counted_against_the_limit_before_its_edges_are_made() {
+        // 8,000 x 8,000 = 64 million edges (100 KB) against the default limit of 50 million.
+        let names = |p: &str| (0..8000).map(|i| format!("{p}{i}")).collect::<Vec<_>>().join(" ");
+        let text = format!("digraph {{\n node [runtime=1]\n {{{}}} -> {{{}}}\n}}", names("a"), names("b"));
+        let e = parse(&text, "x").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "line 3: edges (edges so far): 64000000 exceeds the limit of 50000000 (raise it with --limit-tasks)"
+        );
+        // A chain of products counts every step: 3 x 3 + 3 x 2.
+        let d = parse("digraph { node [runtime=1]; {a b c} -> {d e f} -> {g h} }", "x").unwrap();
+        assert_eq!(d.stages.iter().map(|s| s.parents.len()).sum::<usize>(), 15);
+    }
+
+    #[test]
+    fn defaults_are_shared_not_copied_into_every_node() {
+        let text = format!(
+            "digraph {{ node [cores=2, label=\"L{}\", pad=\"{}\"]; {} }}",
+            "x".repeat(1000),
+            "y".repeat(1000),
+            (0..50).map(|i| format!("n{i} [runtime=1]; node [memory=5]")).collect::<String>()
+        );
+        let stmts = dot_syntax::parse(&text).unwrap().stmts;
+        let mut c = Collect::default();
+        c.stmts(&stmts, NodeAttrs::default(), None).unwrap();
+        // One label for the 50 nodes (counted here with this handle to it); unused attributes
+        // are dropped.
+        let label = c.nodes[0].label.clone().unwrap();
+        assert_eq!(Rc::strong_count(&label), 50 + 1);
+        assert!(c.nodes.iter().all(|n| n.label.as_ref().is_some_and(|l| Rc::ptr_eq(l, &label))));
+        let d = parse(&text, "x").unwrap();
+        assert_eq!(d.len(), 50);
+        assert!(d.tasks.iter().all(|t| t.demand.0[0] == 2.0));
+        // `memory` applies from the second node on.
+        assert_eq!((d.tasks[0].demand.0[1], d.tasks[49].demand.0[1]), (0.0, 0.005));
     }
 }

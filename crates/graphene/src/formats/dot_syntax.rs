@@ -11,7 +11,7 @@
 
 use crate::error::{Error, Result};
 
-pub const MAX_NESTING: usize = 64;
+pub const MAX_NESTING: usize = crate::limits::MAX_NESTING;
 
 pub type AttrList = Vec<(String, String)>;
 
@@ -24,7 +24,8 @@ pub enum Vertex {
 #[derive(Debug)]
 pub enum Stmt {
     Node(String, AttrList),
-    Edge(Vec<Vertex>, AttrList),
+    /// An edge statement: its vertices, attributes and the line it starts on.
+    Edge(Vec<Vertex>, AttrList, usize),
     NodeDefaults(AttrList),
     EdgeDefaults(AttrList),
     /// `graph [...]` or `ID = ID`: graph attributes, which carry nothing for scheduling.
@@ -209,6 +210,8 @@ struct Parser<'a> {
     line: usize,
     col: usize,
     depth: usize,
+    /// A `digraph` (edges `->`), else a `graph` (edges `--`).
+    directed: bool,
 }
 
 fn is_kw(t: &Tok, kw: &str) -> bool {
@@ -334,6 +337,24 @@ impl<'a> Parser<'a> {
         self.subgraph_body()
     }
 
+    /// At an edge operator: moves past it, unless it is the other kind of graph's (Graphviz
+    /// refuses `a -- b` in a digraph and `a -> b` in a graph).
+    fn edge_op(&mut self) -> Result<()> {
+        match (&self.tok, self.directed) {
+            (Tok::Arrow, true) | (Tok::Line, false) => self.advance(),
+            (Tok::Line, true) => Err(Error::Syntax {
+                line: self.line,
+                column: self.col,
+                message: "'--' is an undirected edge; a digraph's edges are written '->'".into(),
+            }),
+            _ => Err(Error::Syntax {
+                line: self.line,
+                column: self.col,
+                message: "'->' is a directed edge; an undirected graph's edges are written '--'".into(),
+            }),
+        }
+    }
+
     fn starts_subgraph(&self) -> bool {
         self.tok == Tok::Punct('{') || is_kw(&self.tok, "subgraph")
     }
@@ -357,6 +378,7 @@ impl<'a> Parser<'a> {
                     _ => Stmt::GraphAttrs,
                 }
             } else {
+                let line = self.line;
                 let first = if self.starts_subgraph() {
                     Vertex::Sub(self.subgraph()?)
                 } else {
@@ -372,7 +394,7 @@ impl<'a> Parser<'a> {
                 if matches!(self.tok, Tok::Arrow | Tok::Line) {
                     let mut vs = vec![first];
                     while matches!(self.tok, Tok::Arrow | Tok::Line) {
-                        self.advance()?;
+                        self.edge_op()?;
                         let v = if self.starts_subgraph() {
                             Vertex::Sub(self.subgraph()?)
                         } else {
@@ -381,7 +403,7 @@ impl<'a> Parser<'a> {
                         };
                         vs.push(v);
                     }
-                    Stmt::Edge(vs, self.attr_lists()?)
+                    Stmt::Edge(vs, self.attr_lists()?, line)
                 } else {
                     match first {
                         Vertex::Node(n) => Stmt::Node(n, self.attr_lists()?),
@@ -398,7 +420,7 @@ impl<'a> Parser<'a> {
 /// Parses one graph (text after its closing brace, other than comments, is an error).
 pub fn parse(text: &str) -> Result<DotGraph> {
     let lex = Lexer { chars: text.chars().peekable(), line: 1, col: 1, at_line_start: true };
-    let mut p = Parser { lex, tok: Tok::End, line: 1, col: 1, depth: 0 };
+    let mut p = Parser { lex, tok: Tok::End, line: 1, col: 1, depth: 0, directed: true };
     p.advance()?;
     if is_kw(&p.tok, "strict") {
         p.advance()?;
@@ -410,6 +432,7 @@ pub fn parse(text: &str) -> Result<DotGraph> {
     } else {
         return p.fail("'digraph' or 'graph'");
     };
+    p.directed = directed;
     p.advance()?;
     let name = if p.tok == Tok::Punct('{') { None } else { Some(p.need_id("a graph name or '{'")?) };
     let stmts = p.subgraph_body()?;
@@ -435,7 +458,7 @@ mod tests {
         let edges: Vec<&Stmt> = g.stmts.iter().filter(|s| matches!(s, Stmt::Edge(..))).collect();
         assert_eq!(edges.len(), 3);
         match edges[0] {
-            Stmt::Edge(vs, attrs) => {
+            Stmt::Edge(vs, attrs, _) => {
                 assert_eq!(vs.len(), 3);
                 assert_eq!(attrs.len(), 3);
             }

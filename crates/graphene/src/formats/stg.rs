@@ -40,8 +40,9 @@ impl<'a> Tokens<'a> {
         Tokens { lines: text.lines().enumerate().peekable(), current: Vec::new(), line: 0 }
     }
 
-    /// The next integer and its line, or an error naming `what` was expected.
-    fn next(&mut self, what: &str) -> Result<(u64, usize)> {
+    /// The next integer and its line, or an error naming `what` was expected (formatted only
+    /// for an error).
+    fn next<W: std::fmt::Display>(&mut self, what: impl Fn() -> W) -> Result<(u64, usize)> {
         while self.current.is_empty() {
             match self.lines.next() {
                 Some((i, l)) => {
@@ -56,7 +57,7 @@ impl<'a> Tokens<'a> {
                     return Err(Error::Syntax {
                         line: self.line.max(1),
                         column: 1,
-                        message: format!("the file ends where {what} was expected (a truncated graph?)"),
+                        message: format!("the file ends where {} was expected (a truncated graph?)", what()),
                     })
                 }
             }
@@ -65,7 +66,7 @@ impl<'a> Tokens<'a> {
         let v = tok.parse::<u64>().map_err(|_| Error::Syntax {
             line: self.line,
             column: 1,
-            message: format!("{what}: '{tok}' is not a non-negative integer"),
+            message: format!("{}: '{tok}' is not a non-negative integer", what()),
         })?;
         Ok((v, self.line))
     }
@@ -73,13 +74,17 @@ impl<'a> Tokens<'a> {
 
 pub fn parse(text: &str, name: &str) -> Result<Dag> {
     let mut t = Tokens::new(text);
-    let (n, _) = t.next("the number of tasks")?;
+    let (n, _) = t.next(|| "the number of tasks")?;
     let total = n.checked_add(2).ok_or_else(|| Error::field("(task count)", format!("{n} is too many")))?;
     crate::limits::current().check_tasks(total, "STG task count")?;
+    // Nothing is allocated for the declared counts (a ten-byte file can declare ten million
+    // tasks, a record a million predecessors): vectors grow with the records actually read.
     let mut g = TaskGraph::default();
-    let mut preds: Vec<(u64, Vec<u64>, usize)> = Vec::with_capacity(total as usize);
+    // Per task id: its index in `g` (None for a dummy left out), its predecessors and its line.
+    let mut index: Vec<Option<usize>> = Vec::new();
+    let mut preds: Vec<(u64, Vec<u64>, usize)> = Vec::new();
     for k in 0..total {
-        let (id, line) = t.next("a task id")?;
+        let (id, line) = t.next(|| "a task id")?;
         if id != k {
             return Err(Error::Syntax {
                 line,
@@ -87,8 +92,8 @@ pub fn parse(text: &str, name: &str) -> Result<Dag> {
                 message: format!("task id {id} where {k} was expected (ids run 0..{} in order)", n + 1),
             });
         }
-        let (time, _) = t.next(&format!("task {id}'s processing time"))?;
-        let (np, _) = t.next(&format!("task {id}'s number of predecessors"))?;
+        let (time, _) = t.next(|| format!("task {id}'s processing time"))?;
+        let (np, _) = t.next(|| format!("task {id}'s number of predecessors"))?;
         if np > k {
             return Err(Error::Syntax {
                 line,
@@ -96,9 +101,9 @@ pub fn parse(text: &str, name: &str) -> Result<Dag> {
                 message: format!("task {id} has {np} predecessors, but only {k} tasks come before it"),
             });
         }
-        let mut ps = Vec::with_capacity(np as usize);
+        let mut ps = Vec::new();
         for _ in 0..np {
-            let (p, pl) = t.next(&format!("a predecessor of task {id}"))?;
+            let (p, pl) = t.next(|| format!("a predecessor of task {id}"))?;
             if p >= id {
                 return Err(Error::Syntax {
                     line: pl,
@@ -109,26 +114,24 @@ pub fn parse(text: &str, name: &str) -> Result<Dag> {
             ps.push(p);
         }
         let dummy = (k == 0 || k == n + 1) && time == 0;
-        if !dummy {
-            g.add(TaskNode {
+        index.push(if dummy {
+            None
+        } else {
+            Some(g.add(TaskNode {
                 name: format!("t{id}"),
                 group: format!("t{id}"),
                 duration: time as f64,
                 demand: demand(1.0, 0.0, 0.0),
                 at: format!("line {line} (task {id})"),
-            })?;
-        }
+            })?)
+        });
         preds.push((id, ps, line));
     }
     for (id, ps, line) in preds {
-        let child = format!("t{id}");
-        if g.index_of(&child).is_none() {
-            continue;
-        }
+        let Some(child) = index[id as usize] else { continue };
         for p in ps {
-            let parent = format!("t{p}");
-            if g.index_of(&parent).is_some() {
-                g.edge(&parent, &child, 0.0, &format!("line {line} (task {id})"))?;
+            if let Some(parent) = index[p as usize] {
+                g.edge_at(parent, child, 0.0, || format!("line {line} (task {id})"))?;
             }
         }
     }

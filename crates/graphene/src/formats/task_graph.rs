@@ -54,11 +54,17 @@ impl TaskGraph {
     pub fn edge(&mut self, parent: &str, child: &str, data: f64, at: &str) -> Result<()> {
         let p = self.index_of(parent).ok_or_else(|| Error::field(at, format!("unknown task '{parent}'")))?;
         let c = self.index_of(child).ok_or_else(|| Error::field(at, format!("unknown task '{child}'")))?;
+        self.edge_at(p, c, data, || at.to_string())
+    }
+
+    /// [`TaskGraph::edge`] between tasks given by their index (what `add` returned); `at` is
+    /// formatted only for an error.
+    pub fn edge_at(&mut self, p: usize, c: usize, data: f64, at: impl Fn() -> String) -> Result<()> {
         if p == c {
-            return Err(Error::field(at, format!("task '{parent}' depends on itself")));
+            return Err(Error::field(at(), format!("task '{}' depends on itself", self.nodes[p].name)));
         }
         if !(data.is_finite() && data >= 0.0) {
-            return Err(Error::field(at, format!("data {data} is not a finite number >= 0")));
+            return Err(Error::field(at(), format!("data {data} is not a finite number >= 0")));
         }
         match self.edges.get(&(p, c)) {
             Some(&k) => self.parents[c][k].1 += data,

@@ -188,6 +188,9 @@ fn query_dag(q: &QueryFile, qi: usize, prefix: &str, executors: u32, durations: 
         *slot = Some(si);
     }
     let mut parents: Vec<Vec<u64>> = vec![Vec::new(); n];
+    // An edge listed twice is one edge (found with a set: scanning the child's parents so far
+    // was quadratic in a stage with many).
+    let mut listed: HashSet<(u64, u64)> = HashSet::with_capacity(q.edges.len());
     for (ei, &[p, c]) in q.edges.iter().enumerate() {
         for end in [p, c] {
             if end >= n as u64 {
@@ -197,7 +200,7 @@ fn query_dag(q: &QueryFile, qi: usize, prefix: &str, executors: u32, durations: 
                 ));
             }
         }
-        if !parents[c as usize].contains(&p) {
+        if listed.insert((p, c)) {
             parents[c as usize].push(p);
         }
     }

@@ -254,8 +254,11 @@ impl DagBuilder {
             }
             let _ = i;
         }
-        // Resolve parents.
+        // Resolve parents. `listed_by[p]` is the last stage that listed `p` as a parent, so that a
+        // parent listed twice is found in constant time (scanning the parents found so far made
+        // a stage with 100,000 parents take seconds).
         let mut parents: Vec<Vec<StageEdge>> = vec![Vec::new(); stages.len()];
+        let mut listed_by = vec![usize::MAX; stages.len()];
         for (i, s) in stages.iter().enumerate() {
             for (pname, kind) in &s.parents {
                 let p = *index.get(pname).ok_or_else(|| {
@@ -275,7 +278,7 @@ impl DagBuilder {
                         ),
                     ));
                 }
-                if parents[i].iter().any(|e| e.stage as usize == p) {
+                if std::mem::replace(&mut listed_by[p], i) == i {
                     return Err(Error::field(
                         format!("stage '{}'.parents", s.name),
                         format!("parent '{pname}' is listed twice"),
@@ -338,7 +341,8 @@ impl DagBuilder {
             let (Some(&ps), Some(&cs)) = (stage_index.get(&p), stage_index.get(&c)) else {
                 return Err(Error::field(at(), "no such edge"));
             };
-            if !out_stages[cs as usize].parents.iter().any(|e| e.stage == ps) {
+            // Parents are sorted by stage.
+            if out_stages[cs as usize].parents.binary_search_by_key(&ps, |e| e.stage).is_err() {
                 return Err(Error::field(at(), "no such edge"));
             }
             if d > 0.0 {
@@ -455,5 +459,48 @@ impl Dag {
             stage_index,
             edge_data,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stage(name: &str, parents: Vec<(String, EdgeKind)>) -> StageSpec {
+        let t = TaskSpec { duration: 1.0, demand: ResVec::from_slice(&[1.0]) };
+        StageSpec { name: name.into(), group: None, tasks: vec![t], parents }
+    }
+
+    /// 100,000 parents of one stage, each edge carrying data, then the same with one parent
+    /// listed again at the end.
+    fn many_parents(n: usize, repeat: Option<usize>) -> Result<Dag> {
+        let mut b = DagBuilder::new("wide", vec!["cpu".into()]);
+        for i in 0..n {
+            b.stage(stage(&format!("p{i}"), vec![]));
+            b.edge_data(format!("p{i}"), "sink", (i + 1) as f64);
+        }
+        let mut parents: Vec<(String, EdgeKind)> = (0..n).map(|i| (format!("p{i}"), EdgeKind::AllToAll)).collect();
+        parents.extend(repeat.map(|i| (format!("p{i}"), EdgeKind::AllToAll)));
+        b.stage(stage("sink", parents));
+        b.build()
+    }
+
+    #[test]
+    fn a_stage_with_many_parents_is_read_and_checked() {
+        let n = 100_000;
+        let d = many_parents(n, None).unwrap();
+        let sink = d.stage_by_name("sink").unwrap();
+        assert_eq!(d.stages[sink as usize].parents.len(), n);
+        assert_eq!(d.stages.iter().map(|s| s.children.len()).sum::<usize>(), n);
+        for i in [0, 1, 54_321, n - 1] {
+            assert_eq!(d.edge_data(d.stage_by_name(&format!("p{i}")).unwrap(), sink), (i + 1) as f64);
+        }
+        let e = many_parents(n, Some(54_321)).unwrap_err().to_string();
+        assert_eq!(e, "stage 'sink'.parents: parent 'p54321' is listed twice");
+        // Data on an edge that is not there.
+        let mut b = DagBuilder::new("d", vec!["cpu".into()]);
+        b.stage(stage("a", vec![])).stage(stage("b", vec![])).stage(stage("c", vec![("a".into(), EdgeKind::AllToAll)]));
+        b.edge_data("b", "c", 1.0);
+        assert_eq!(b.build().unwrap_err().to_string(), "edge 'b' -> 'c'.data: no such edge");
     }
 }

@@ -38,7 +38,7 @@
 //! Text that is not a number where a number belongs, or a row with the wrong column count, is a
 //! malformed file rather than a broken DAG, and is an error naming the line and column.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 
 use crate::error::{Error, Result};
@@ -207,16 +207,12 @@ fn parse_name(name: &str) -> Name {
     let mut ids =
         rest.split('_').map(|p| if p.bytes().all(|b| b.is_ascii_digit()) { p.parse::<u32>().ok() } else { None });
     let Some(Some(id)) = ids.next() else { return Name::Bad };
-    let mut parents = Vec::new();
-    for p in ids {
-        match p {
-            Some(p) => {
-                if !parents.contains(&p) {
-                    parents.push(p);
-                }
-            }
-            None => return Name::Bad,
-        }
+    let Some(mut parents) = ids.collect::<Option<Vec<u32>>>() else { return Name::Bad };
+    // A parent listed twice is one edge, kept where it is first listed (found with a set: a
+    // scan of the parents so far was quadratic in a name listing many).
+    if parents.len() > 1 {
+        let mut seen = HashSet::with_capacity(parents.len());
+        parents.retain(|p| seen.insert(*p));
     }
     Name::Dag { id, parents }
 }
@@ -560,6 +556,21 @@ mod tests {
         assert_eq!(parse_name("R2_"), Name::Bad);
         assert_eq!(parse_name("12"), Name::Bad);
         assert_eq!(parse_name("M99999999999"), Name::Bad);
+    }
+
+    #[test]
+    fn a_name_with_many_parents_keeps_each_once_in_order() {
+        // 200,000 parents, each listed twice (the second time in reverse).
+        let n = 200_000u32;
+        let name = format!(
+            "R{}_{}_{}",
+            n + 1,
+            (1..=n).map(|i| i.to_string()).collect::<Vec<_>>().join("_"),
+            (1..=n).rev().map(|i| i.to_string()).collect::<Vec<_>>().join("_")
+        );
+        assert_eq!(parse_name(&name), Name::Dag { id: n + 1, parents: (1..=n).collect() });
+        assert_eq!(parse_name("J9_3_1_3_2_1"), Name::Dag { id: 9, parents: vec![3, 1, 2] });
+        assert_eq!(parse_name("J9_3_1_3_x"), Name::Bad);
     }
 
     #[test]

@@ -41,7 +41,7 @@
 //! per resource, the maximum over the stage's tasks: conservative, as a scheduler packing by
 //! those demands never overcommits a machine. What the writer emits then round-trips exactly.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::error::{Error, Result};
 use crate::model::{Dag, DagBuilder, EdgeKind, Job, ResVec, StageSpec, TaskSpec, Workload};
@@ -298,6 +298,8 @@ fn seconds(s: &str, what: &str) -> std::result::Result<f64, String> {
 
 fn parse_parents(s: &str) -> std::result::Result<Vec<(String, EdgeKind)>, String> {
     let mut out: Vec<(String, EdgeKind)> = Vec::new();
+    // The names so far, so that a repeat is found in constant time (not by scanning `out`).
+    let mut seen: HashSet<&str> = HashSet::new();
     for part in s.split(';').map(str::trim).filter(|p| !p.is_empty()) {
         let (name, kind) = match part.strip_prefix('~') {
             Some(rest) => (rest.trim(), EdgeKind::OneToOne),
@@ -306,7 +308,7 @@ fn parse_parents(s: &str) -> std::result::Result<Vec<(String, EdgeKind)>, String
         if name.is_empty() {
             return Err("'~' must be followed by a stage name".into());
         }
-        if out.iter().any(|(n, _)| n == name) {
+        if !seen.insert(name) {
             return Err(format!("parent '{name}' is listed twice"));
         }
         out.push((name.to_string(), kind));
@@ -501,6 +503,23 @@ j0001,3.5,q1,scan,10,4,1,2,20,0,,
             Ok(_) => panic!("accepted"),
             Err(e) => e.to_string(),
         }
+    }
+
+    #[test]
+    fn a_stage_with_many_parents_is_read_and_a_repeat_named() {
+        let n = 50_000;
+        let mut text = String::from("job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents\n");
+        for i in 0..n {
+            text.push_str(&format!("j,0,q,p{i},1,1,1,1,0,0,\n"));
+        }
+        let parents: Vec<String> = (0..n).map(|i| format!("p{i}")).collect();
+        let all = format!("{text}j,0,q,sink,1,1,1,1,0,0,{}\n", parents.join(";"));
+        let w = read(&all).unwrap();
+        let d = &w.jobs[0].dag;
+        assert_eq!(d.stages[d.stage_by_name("sink").unwrap() as usize].parents.len(), n);
+        let again = format!("{text}j,0,q,sink,1,1,1,1,0,0,{};~p777;p9\n", parents.join(";"));
+        let e = message(read(&again));
+        assert!(e.contains(&format!("line {}", n + 2)) && e.contains("parent 'p777' is listed twice"), "{e}");
     }
 
     #[test]
