@@ -416,9 +416,7 @@ pub fn gen_trace(
     cluster: &ClusterOptions,
 ) -> Result<String> {
     let arrival: ArrivalProcess = arrival.parse()?;
-    if queues == 0 {
-        return Err(Error::Usage("--queues must be at least 1".into()));
-    }
+    trace::generate::check_counts(jobs, arrival, queues)?;
     let mut dags = Vec::new();
     for src in dag_srcs {
         dags.extend(load_dags(src, load)?);

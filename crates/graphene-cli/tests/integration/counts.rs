@@ -1,0 +1,141 @@
+//! Counts and generated outputs: every count a flag can set is checked against a limit before
+//! any work (a refusal names the flag, the value, the limit and how to raise it), and what a
+//! command generates is what the tool reads back.
+
+use std::path::Path;
+
+use crate::util::{assert_no_panic, repo, run, tempdir, write, Run};
+
+/// Asserts a clean refusal: exit 1, no panic, and `want` in the message.
+fn refused(r: &Run, want: &str) {
+    assert_no_panic(r);
+    assert_eq!(r.code, Some(1), "expected a refusal; stdout {}\nstderr {}", r.stdout_str(), r.stderr);
+    assert!(r.stderr.contains(want), "expected '{want}' in:\n{}", r.stderr);
+}
+
+fn example() -> String {
+    repo("traces/example.json").display().to_string()
+}
+
+fn p(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// `gen-trace --queues` and `replay --spread-queues` are queue counts, each queue of a trace
+/// holding a job: bounded by --limit-jobs (a billion queues for five jobs was a 24 GB abort).
+/// Within the limit no list of queue names is built.
+#[test]
+fn queue_counts_are_bounded_by_the_job_limit() {
+    let dir = tempdir();
+    let r = run(&["gen-trace", "--dags", &example(), "--jobs", "5", "--queues", "1000000000", "-q"]);
+    refused(
+        &r,
+        "--queues (each queue of a trace holds a job): 1000000000 exceeds the limit of 1000000 (raise it with --limit-jobs)",
+    );
+    let r = run(&["gen-trace", "--dags", &example(), "--jobs", "5", "--queues", "11", "--limit-jobs", "10", "-q"]);
+    refused(
+        &r,
+        "--queues (each queue of a trace holds a job): 11 exceeds the limit of 10 (raise it with --limit-jobs)",
+    );
+    let t = dir.path().join("t.csv");
+    run(&["gen-trace", "--dags", &example(), "--jobs", "3", "--queues", "1000000", "-q", "--out", &p(&t)]).ok();
+    let text = std::fs::read_to_string(&t).unwrap();
+    assert_eq!(text.lines().count(), 1 + 3 * 4, "three jobs of four stages");
+    let out = p(&dir.path().join("o"));
+    let r = run(&["replay", &p(&t), "--scheduler", "fifo", "--spread-queues", "1000000000", "-q", "--out", &out]);
+    refused(
+        &r,
+        "--spread-queues (each queue of a trace holds a job): 1000000000 exceeds the limit of 1000000 (raise it with --limit-jobs)",
+    );
+    assert!(!dir.path().join("o").exists(), "nothing written");
+    let r = run(&["replay-compare", &p(&t), "--schedulers", "fifo,cs", "--spread-queues", "1000000000", "-q"]);
+    refused(&r, "--spread-queues (each queue of a trace holds a job): 1000000000 exceeds the limit of 1000000");
+    run(&["replay", &p(&t), "--scheduler", "fifo", "--spread-queues", "1000000", "-q", "--out", &out]).ok();
+}
+
+/// gen-trace writes only traces its own replay reads: no empty trace, no arrival past 1e12 s
+/// (whichever process draws it), no more tasks than --limit-tasks; each refused before
+/// anything is written, with the reason.
+#[test]
+fn gen_trace_refuses_what_replay_would_refuse() {
+    let dir = tempdir();
+    let t = dir.path().join("t.csv");
+    let example = example();
+    let gen_to = |extra: &[&str]| {
+        let mut args =
+            vec!["gen-trace".to_string(), "--dags".into(), example.clone(), "-q".into(), "--out".into(), p(&t)];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        run(&args)
+    };
+    refused(&gen_to(&["--jobs", "0"]), "--jobs must be at least 1 (a trace holds at least one job)");
+    refused(
+        &gen_to(&["--jobs", "3", "--arrival", "fixed:1e12"]),
+        "--arrival fixed:1000000000000: job j0002 would arrive at 2000000000000 s, after the largest time a trace may \
+         hold (1e12 s); use a shorter interval or fewer --jobs",
+    );
+    let r = gen_to(&["--jobs", "3", "--arrival", "poisson:1e300"]);
+    refused(&r, "--arrival poisson:1e300: job j0001 would arrive at ");
+    assert!(r.stderr.contains("use a smaller mean gap or fewer --jobs"), "{}", r.stderr);
+    // The example DAG has 52 tasks: the third job would bring the trace to 156.
+    refused(
+        &gen_to(&["--jobs", "3", "--limit-tasks", "150"]),
+        "tasks of the jobs drawn (up to job j0002): 156 exceeds the limit of 150 (raise it with --limit-tasks)",
+    );
+    assert!(!t.exists(), "no trace written by a refused run");
+    // At the bound exactly: written, and replay reads it.
+    gen_to(&["--jobs", "3", "--arrival", "fixed:5e11"]).ok();
+    let text = std::fs::read_to_string(&t).unwrap();
+    assert!(text.lines().any(|l| l.starts_with("j0002,1000000000000,")), "{text}");
+    // replay's reader takes it (replaying it would simulate 1e12 s).
+    let (w, _) = graphene::trace::load(&t, &Default::default()).unwrap();
+    assert_eq!(w.jobs[2].arrival, 1e12);
+    let out = p(&dir.path().join("o"));
+    gen_to(&["--jobs", "3", "--limit-tasks", "156"]).ok();
+    run(&["replay", &p(&t), "--scheduler", "fifo", "-q", "--limit-tasks", "156", "--out", &out]).ok();
+}
+
+/// Two outputs of one command are never the same file: gen-trace's trace and waves sidecar, and
+/// replay's --trace-out and the files of its --out folder, under any spelling or hard link
+/// (the sidecar used to replace the trace, exit 0).
+#[test]
+fn two_outputs_on_one_file_are_refused() {
+    let dir = tempdir();
+    let q6 = p(&repo("tests/data/tpch-2g-q6.json"));
+    let gen = |out: Option<&str>, waves: &str| {
+        let mut args = vec!["gen-trace", "--style", "spark-sched-sim", "--dags", q6.as_str(), "--jobs", "3", "-q"];
+        if let Some(o) = out {
+            args.extend(["--out", o]);
+        }
+        args.extend(["--waves-out", waves]);
+        run(&args)
+    };
+    let x = p(&dir.path().join("x.csv"));
+    let dotted = format!("{}/./x.csv", dir.path().display());
+    let r = gen(Some(&x), &dotted);
+    refused(&r, &format!("--waves-out {dotted} and --out {x} are the same file; give each output its own file"));
+    assert!(!dir.path().join("x.csv").exists(), "refused before writing anything");
+    // A file that exists, and a hard link to it.
+    let old = write(dir.path(), "y.csv", "old");
+    let hard = dir.path().join("hard.csv");
+    std::fs::hard_link(&old, &hard).unwrap();
+    refused(&gen(Some(&p(&old)), &p(&hard)), "are the same file");
+    assert_eq!(std::fs::read_to_string(&old).unwrap(), "old");
+    // Both on standard output (no --out is standard output).
+    refused(&gen(None, "-"), "--waves-out - and --out - are standard output");
+    // Separate files: both written.
+    let w = dir.path().join("w.json");
+    gen(Some(&x), &p(&w)).ok();
+    assert!(std::fs::read_to_string(&x).unwrap().starts_with("job,arrival"));
+    assert!(std::fs::read_to_string(&w).unwrap().contains("graphene-waves"));
+
+    let trace = p(&repo("traces/small.csv"));
+    let out = dir.path().join("res");
+    let clash = format!("{}/../res/summary.json", out.display());
+    let r = run(&["replay", &trace, "-q", "--out", &p(&out), "--trace-out", &clash]);
+    refused(&r, "are the same file");
+    assert!(!out.exists(), "refused before the replay");
+    run(&["replay", &trace, "-q", "--out", &p(&out), "--trace-out", &p(&out.join("trace.json"))]).ok();
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["summary"]["jobs"], 20, "summary.json is the summary");
+}
