@@ -139,3 +139,94 @@ fn two_outputs_on_one_file_are_refused() {
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["summary"]["jobs"], 20, "summary.json is the summary");
 }
+
+/// The trainers' counts are checked before any file is read (the DAG file here does not
+/// exist): rollouts (each kept in memory until the step; a million grew 25 MB/s), executors,
+/// jobs per batch or episode, and the held-out jobs.
+#[test]
+fn trainer_counts_are_refused_before_any_file_is_read() {
+    let dir = tempdir();
+    let missing = p(&dir.path().join("missing.json"));
+    let out = p(&dir.path().join("w.json"));
+    let train = |cmd: &str, extra: &[&str]| {
+        let mut args = vec![cmd, "--dags", missing.as_str(), "-q", "--out", out.as_str()];
+        args.extend(extra);
+        run(&args)
+    };
+    let rollouts = "--rollouts: 1000000 exceeds the limit of 256 (every rollout's decisions are kept in memory \
+                    until the iteration's step)";
+    refused(&train("train-decima", &["--rollouts", "1000000"]), rollouts);
+    refused(&train("train-lachesis", &["--rollouts", "1000000"]), rollouts);
+    refused(&train("train-decima", &["--rollouts", "257"]), "--rollouts: 257 exceeds the limit of 256");
+    for (extra, want) in [
+        (
+            &["--machines", "1000000000"][..],
+            "--machines: 1000000000 exceeds the limit of 1000000 (raise it with --limit-machines)",
+        ),
+        (
+            &["--jobs-min", "1000000000", "--jobs-max", "1000000000"][..],
+            "--jobs-max (jobs of a batch): 1000000000 exceeds the limit of 1000000 (raise it with --limit-jobs)",
+        ),
+        (
+            &["--eval-batches", "1000000000"][..],
+            "held-out jobs (--eval-batches x --eval-jobs): 5666666663 exceeds the limit of 1000000 (raise it with \
+             --limit-jobs)",
+        ),
+        (&["--eval-jobs", "1000000000"][..], "held-out jobs (--eval-batches x --eval-jobs): 6000000000 exceeds"),
+        (&["--eval-jobs", "2,0"][..], "--eval-jobs takes job counts of at least 1"),
+        (&["--machines", "0"][..], "--machines must be at least 1"),
+    ] {
+        refused(&train("train-lachesis", extra), want);
+    }
+    for (extra, want) in [
+        (
+            &["--eval-traces", "1000000000"][..],
+            "held-out jobs (--eval-traces x --eval-jobs): 40000000000 exceeds the limit of 1000000 (raise it with \
+             --limit-jobs)",
+        ),
+        (&["--eval-jobs", "0"][..], "--eval-jobs must be at least 1 (jobs per held-out workload)"),
+        (
+            &["--jobs", "2000", "--limit-jobs", "1000"][..],
+            "--jobs (jobs per episode): 2000 exceeds the limit of 1000 (raise it with --limit-jobs)",
+        ),
+    ] {
+        refused(&train("train-decima", extra), want);
+    }
+    assert!(!dir.path().join("w.json").exists());
+}
+
+/// Training no longer reserves a record per iteration up front: a huge --iterations starts and
+/// scores its first weights (it aborted on that allocation before); the run is then stopped.
+#[test]
+fn huge_iteration_counts_do_not_allocate_up_front() {
+    use std::io::BufRead;
+    let q6 = p(&repo("tests/data/tpch-2g-q6.json"));
+    let dir = tempdir();
+    for (cmd, extra) in [
+        ("train-decima", &["--eval-traces", "1", "--eval-jobs", "3"][..]),
+        ("train-lachesis", &["--eval-batches", "1", "--eval-jobs", "2"][..]),
+    ] {
+        let mut child = std::process::Command::new(crate::util::BIN)
+            .args([cmd, "--dags", &q6, "--iterations", "1000000000000000", "--eval-every", "1"])
+            .args(extra)
+            .arg("--out")
+            .arg(dir.path().join("w.json"))
+            .env("RUST_BACKTRACE", "0")
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+        let mut seen = Vec::new();
+        let started = loop {
+            match lines.next() {
+                Some(Ok(line)) if line.starts_with("iteration") => break true,
+                Some(Ok(line)) => seen.push(line),
+                _ => break false,
+            }
+        };
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(started, "{cmd} ended before its first score: {}", seen.join("\n"));
+    }
+}
