@@ -438,6 +438,7 @@ pub fn export_trace(
     cluster: &ClusterOptions,
     opts: &crate::export::sls::TraceExportOptions,
 ) -> Result<(crate::export::sls::TraceExport, String)> {
+    opts.units.check()?;
     let c = cluster.trace_cluster()?;
     let (workload, skipped) = match trace_src {
         Source::Path(p) => trace::load(p, &TraceOptions { format: trace_format, queues: None })?,

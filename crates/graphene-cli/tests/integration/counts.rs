@@ -230,3 +230,68 @@ fn huge_iteration_counts_do_not_allocate_up_front() {
         assert!(started, "{cmd} ended before its first score: {}", seen.join("\n"));
     }
 }
+
+/// YARN and SLS exports scale durations and memory into whole numbers: a scale or a product
+/// beyond what YARN holds (a Java long of ms and MB, an int of vcores) is refused, naming the
+/// task, job or machine and the numbers (`--time-ms 1e300` wrote 18446744073709551615 per task).
+#[test]
+fn export_scales_are_checked_against_what_yarn_holds() {
+    let dir = tempdir();
+    let s = dir.path().join("s.json");
+    run(&["build-schedule", &example(), "-q", "--no-timing", "--out", &p(&s)]).ok();
+    let example = example();
+    let export = |extra: &[&str]| {
+        let mut args = vec!["export".to_string(), p(&s), "--dag".into(), example.clone()];
+        args.extend(extra.iter().map(|a| a.to_string()));
+        run(&args)
+    };
+    for format in ["yarn", "sls", "tez"] {
+        refused(
+            &export(&["--format", format, "--time-ms", "1e300"]),
+            "--time-ms 1e300 is beyond the largest whole number YARN holds (9223372036854775807, a Java long)",
+        );
+    }
+    refused(
+        &export(&["--format", "yarn", "--time-ms", "1e18"]),
+        "task scan[0]: duration 12 x --time-ms 1e18 = 1.2e19 is beyond the largest YARN holds (9223372036854775807)",
+    );
+    refused(
+        &export(&["--format", "sls", "--mem-mb", "3e18"]),
+        "task scan[0]: memory 4 x --mem-mb 3e18 = 1.2e19 is beyond the largest YARN holds (9223372036854775807)",
+    );
+    refused(
+        &export(&["--format", "sls", "--time-ms", "3e17"]),
+        "job.end.ms: makespan 50.5 x --time-ms 3e17 = 1.515e19 is beyond the largest YARN holds",
+    );
+    // Within the bound: the exact products.
+    let ok = export(&["--format", "yarn", "--time-ms", "1e17"]).ok();
+    let text = ok.stdout_str();
+    assert!(text.contains("\"duration-ms\": 1200000000000000000"), "{text}");
+    assert!(!text.contains("18446744073709551615"));
+
+    let trace = p(&repo("traces/small.csv"));
+    let cluster = write(
+        dir.path(),
+        "c.json",
+        r#"{"machines": [{"count": 2, "capacity": {"cpu": 1e12, "mem": 64, "disk": 1, "net": 1}}]}"#,
+    );
+    let et = |extra: &[&str]| {
+        let mut args = vec!["export-trace", trace.as_str(), "--format", "sls", "--order", "cp"];
+        args.extend(extra);
+        let out = dir.path().join("et");
+        let out = p(&out);
+        args.extend(["--out", out.as_str()]);
+        run(&args)
+    };
+    refused(&et(&["--time-ms", "1e300"]), "--time-ms 1e300 is beyond the largest whole number YARN holds");
+    refused(
+        &et(&["--time-ms", "1e17"]),
+        "job j0002: end 4858000000000000000 + 5050000000000000000 ms (arrival + critical path) is beyond the \
+         largest YARN holds (9223372036854775807)",
+    );
+    refused(
+        &et(&["--cluster", &p(&cluster)]),
+        "machine 0: vcores 1000000000000 is beyond the largest YARN holds (2147483647)",
+    );
+    assert!(!dir.path().join("et").exists());
+}
