@@ -419,9 +419,7 @@ pub fn gen_trace(
     cluster: &ClusterOptions,
 ) -> Result<String> {
     let arrival: ArrivalProcess = arrival.parse()?;
-    if queues == 0 {
-        return Err(Error::Usage("--queues must be at least 1".into()));
-    }
+    trace::generate::check_counts(jobs, arrival, queues)?;
     let mut dags = Vec::new();
     for src in dag_srcs {
         dags.extend(load_dags(src, load)?);
@@ -443,6 +441,7 @@ pub fn export_trace(
     cluster: &ClusterOptions,
     opts: &crate::export::sls::TraceExportOptions,
 ) -> Result<(crate::export::sls::TraceExport, String)> {
+    opts.units.check()?;
     let c = cluster.trace_cluster()?;
     let (workload, skipped) = match trace_src {
         Source::Path(p) => trace::load(p, &TraceOptions { format: trace_format, queues: None })?,

@@ -19,7 +19,8 @@ pub struct Common {
     /// Trace format (detected from the content when absent).
     #[arg(long, value_enum)]
     pub trace_format: Option<TraceFormat>,
-    /// Spread the jobs round-robin over K queues q0..q(K-1), replacing the trace's queues.
+    /// Spread the jobs round-robin over K queues q0..q(K-1), replacing the trace's queues
+    /// (K at most --limit-jobs).
     #[arg(long, value_name = "K")]
     pub spread_queues: Option<usize>,
     #[command(flatten)]
@@ -301,6 +302,14 @@ pub fn run_sim(
     result
 }
 
+/// The files a replay writes into its --out folder.
+fn output_files(format: TableFormat) -> &'static [&'static str] {
+    match format {
+        TableFormat::Csv => &["jobs.csv", "schedule.csv", "summary.json"],
+        TableFormat::Parquet => &["jobs.parquet", "schedule.parquet", "utilization.parquet", "summary.json"],
+    }
+}
+
 pub fn run(args: Args) -> Result<i32> {
     let a = &args.common;
     // The folder is prepared (and a bad --out refused) before the replay, not after it.
@@ -309,6 +318,11 @@ pub fn run(args: Args) -> Result<i32> {
     let mut out = OutDir::create(&args.out, &inputs)?;
     if let Some(t) = &args.trace_out {
         graphene::output::target(t, &inputs)?;
+        // The trace must not land on one of the folder's files (written first, then replaced).
+        let files: Vec<std::path::PathBuf> = output_files(args.format).iter().map(|f| args.out.join(f)).collect();
+        let mut outputs: Vec<(&str, &std::path::Path)> = files.iter().map(|f| ("--out", f.as_path())).collect();
+        outputs.push(("--trace-out", t.as_path()));
+        graphene::output::distinct_outputs(&outputs)?;
     }
     let setup = a.setup()?;
     let mut policy = online::by_name(&args.scheduler, &setup.settings)?;
@@ -320,20 +334,19 @@ pub fn run(args: Args) -> Result<i32> {
     let rendered =
         graphene::request::replay_output(&setup, &a.trace.display().to_string(), &a.options(), policy.name(), result)?;
     let summary = &rendered.summary;
-    let written = match args.format {
+    match args.format {
         TableFormat::Csv => {
             out.write("jobs.csv", rendered.jobs_csv.as_bytes())?;
             out.write("schedule.csv", rendered.schedule_csv.as_bytes())?;
-            "jobs.csv, schedule.csv, summary.json"
         }
         TableFormat::Parquet => {
             use graphene::output::table;
             out.write("jobs.parquet", &table::jobs(&rendered.result)?)?;
             out.write("schedule.parquet", &table::schedule(&setup.workload, &rendered.result)?)?;
             out.write("utilization.parquet", &table::utilization(summary)?)?;
-            "jobs.parquet, schedule.parquet, utilization.parquet, summary.json"
         }
-    };
+    }
+    let written = output_files(args.format).join(", ");
     out.write("summary.json", &rendered.summary_json)?;
     out.commit()?;
     if let Some(t) = &args.trace_out {

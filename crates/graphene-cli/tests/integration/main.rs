@@ -11,6 +11,8 @@
 //! * `cli`: the commands' happy paths, output contract and determinism.
 //! * `bad_input`: every class of bad input through the CLI; `hardening`: hostile sizes, times
 //!   and output paths (nothing crashes, hangs or replaces what it must not).
+//! * `counts`: every count a flag sets checked against a limit before work, and generated
+//!   outputs the tool reads back (no two outputs on one file).
 //! * `export`, `serve`: precedence-order exports round-trip; the HTTP service answers as the CLI.
 //! * `export_trace`: whole workloads for graphene's SLS AM, each order, and bad input.
 //! * `fuzz`: the seed corpora and every kept fuzz crash through the fuzz targets' checks.
@@ -35,6 +37,7 @@ mod fuzz_checks;
 mod bad_input;
 mod chrome_trace;
 mod cli;
+mod counts;
 mod decima;
 mod exact;
 mod export;
