@@ -93,7 +93,8 @@ fn labelled(group: &str) -> String {
 }
 
 /// The DAG as a DOT digraph with dslab-dag's attributes: `runtime` (seconds), `cores`,
-/// `memory` (MB), a `label` grouping it as `group`, and edges with their `size` (bytes). None
+/// `memory` (MB), a `label` grouping it as `group`, and edges with their `size` (bytes), every
+/// value quoted (a DOT numeral has no exponent: `1e-6` is not one). None
 /// when a name holds a backslash, which DOT's quoted strings cannot always carry back (a
 /// trailing one escapes the closing quote).
 pub fn dot(dag: &Dag) -> Option<String> {
@@ -106,7 +107,7 @@ pub fn dot(dag: &Dag) -> Option<String> {
         for t in st.tasks() {
             let task = &dag.tasks[t as usize];
             out += &format!(
-                "  {} [runtime={:?}, cores={:?}, memory={:?}, label={}]\n",
+                "  {} [runtime=\"{:?}\", cores=\"{:?}\", memory=\"{:?}\", label={}]\n",
                 dot_quoted(&st.name),
                 task.duration,
                 task.demand.0[0],
@@ -118,7 +119,7 @@ pub fn dot(dag: &Dag) -> Option<String> {
     for (s, st) in dag.stages.iter().enumerate() {
         for e in &st.parents {
             let data = dag.edge_data(e.stage, s as u32);
-            let size = if data > 0.0 { format!(" [size={:?}]", data * 1e6) } else { String::new() };
+            let size = if data > 0.0 { format!(" [size=\"{:?}\"]", data * 1e6) } else { String::new() };
             out += &format!("  {} -> {}{size}\n", dot_quoted(&dag.stages[e.stage as usize].name), dot_quoted(&st.name));
         }
     }
