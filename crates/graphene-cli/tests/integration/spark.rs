@@ -287,3 +287,33 @@ fn an_in_progress_logs_cut_last_line_is_dropped_with_a_note() {
     assert!(app.report.partial_line_dropped);
     assert!(app.report.to_string().contains("cut-short last line"));
 }
+
+#[test]
+fn a_corrupt_byte_in_a_compressed_log_is_refused_by_its_checksum() {
+    // One digit of a task's time in block 8 of Spark's lz4 stream, changed: the block still
+    // decompresses (to other times: a total work of 3.264 s instead of 3.314 s), and only
+    // lz4-java's block checksum tells.
+    let mut raw = std::fs::read(repo(&format!("{PLAIN}.lz4"))).unwrap();
+    let at = 57496;
+    assert!(raw[at].is_ascii_digit());
+    raw[at] = b'0' + (raw[at] - b'0' + 1) % 10;
+    let dir = tempdir();
+    let p = dir.path().join("local-1.lz4");
+    std::fs::write(&p, &raw).unwrap();
+    let r = run(&[
+        "lower-bound".as_ref(),
+        p.as_os_str(),
+        "--machines".as_ref(),
+        "1".as_ref(),
+        "--capacity".as_ref(),
+        "cpu=4,mem=2".as_ref(),
+    ]);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(r.stdout.is_empty());
+    let want = format!(
+        "{}: lz4 block 8 at byte 57213: checksum mismatch (the block's bytes hash to 0x5c831e9, its header says \
+         0xc1873c6): the file is corrupt",
+        p.display()
+    );
+    assert!(r.stderr.contains(&want), "{}", r.stderr);
+}
