@@ -21,12 +21,16 @@ Options
 
 Errors
     Every error is a :class:`GrapheneError` subclass whose message is the CLI's (without the
-    ``error:`` prefix).
+    ``error:`` prefix). An argument of the wrong type or out of its range (a negative count, a
+    seed past 2**64 - 1, a float where an integer goes, None where a value is needed, bytes
+    that are not UTF-8) raises :class:`UsageError` naming the argument; integers are never cut
+    to fit. Inputs may also be given as bytes, read as a file's are.
 """
 
 from __future__ import annotations
 
 import json
+import operator
 import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
@@ -91,6 +95,33 @@ ONLINE_SCHEDULERS: List[str] = list(_native.ONLINE_SCHEDULERS)
 PathLike = Union[str, "os.PathLike[str]"]
 
 
+def _index(what: str, v: Any, lo: int = 0, hi: int = 2**64 - 1) -> int:
+    """An integer argument in [lo, hi] (numpy's too; not a bool, not a float cut to fit)."""
+    if isinstance(v, bool):
+        raise UsageError(f"{what}: expected an integer, not bool")
+    try:
+        i = operator.index(v)
+    except TypeError:
+        raise UsageError(f"{what}: expected an integer, not {_tname(v)}") from None
+    if not lo <= i <= hi:
+        raise UsageError(f"{what}: {i} is out of range (expected an integer from {lo} to {hi})")
+    return i
+
+
+def _number(what: str, v: Any) -> float:
+    """A real-number argument (int or float, numpy's too; not a bool or a string)."""
+    if isinstance(v, (bool, str, bytes)) or not hasattr(v, "__float__"):
+        raise UsageError(f"{what}: expected a number, not {_tname(v)}")
+    try:
+        return float(v)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise UsageError(f"{what}: {e}") from None
+
+
+def _tname(v: Any) -> str:
+    return "None" if v is None else type(v).__name__
+
+
 def _pandas() -> Any:
     try:
         import pandas  # noqa: PLC0415
@@ -101,6 +132,19 @@ def _pandas() -> Any:
 
 # ---------------------------------------------------------------------------------------------
 # Typed inputs
+
+
+def _typed(d: Mapping[str, Any], key: str, kind: Any, expected: str, at: str = "", required: bool = False) -> Any:
+    """``d[key]`` when it is a ``kind``; None when absent (or a FieldError if required)."""
+    name = f"{at}.{key}" if at else key
+    if key not in d or d[key] is None:
+        if required:
+            raise FieldError(f"{name}: missing (expected {expected})")
+        return None
+    v = d[key]
+    if not isinstance(v, kind):
+        raise FieldError(f"{name}: expected {expected}, not {_tname(v)}")
+    return v
 
 
 @dataclass
@@ -140,19 +184,30 @@ class Dag:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Dag":
+        """A DAG from a dict in graphene's layout (:func:`read_dag` reads every other format).
+        A missing or mistyped field raises :class:`FieldError` naming it; the values themselves
+        are checked where the DAG is used, as a file's are."""
+        if not isinstance(d, Mapping):
+            raise UsageError(f"dag: expected a dict, not {_tname(d)}")
+        raw = _typed(d, "stages", list, "a list of stages (read_dag reads the other formats)", required=True)
         stages = []
-        for s in d["stages"]:
+        for i, s in enumerate(raw):
+            at = f"stages[{i}]"
+            if not isinstance(s, Mapping):
+                raise FieldError(f"{at}: expected an object, not {_tname(s)}")
             stages.append(
                 Stage(
-                    id=s["id"],
+                    id=_typed(s, "id", str, "a string", at, required=True),
                     tasks=s.get("tasks", 1),
                     duration=s.get("duration"),
-                    demands=dict(s.get("demands") or {}),
-                    parents=list(s.get("parents") or []),
+                    demands=dict(_typed(s, "demands", Mapping, "an object", at) or {}),
+                    parents=list(_typed(s, "parents", list, "a list", at) or []),
                     group=s.get("group"),
                 )
             )
-        return cls(name=d.get("name", "dag"), stages=stages, resources=list(d.get("resources") or ["cpu", "mem", "disk", "net"]))
+        name = _typed(d, "name", str, "a string") or "dag"
+        resources = _typed(d, "resources", list, "a list of names") or ["cpu", "mem", "disk", "net"]
+        return cls(name=name, stages=stages, resources=list(resources))
 
     @property
     def tasks(self) -> int:
@@ -191,8 +246,21 @@ class Cluster:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Cluster":
-        groups = [MachineGroup(int(m.get("count", 1)), dict(m["capacity"]), m.get("speed")) for m in d["machines"]]
-        return cls(groups, d.get("overbook"))
+        """A cluster from a dict in the cluster file's layout. A missing or mistyped field raises
+        :class:`FieldError` naming it."""
+        if not isinstance(d, Mapping):
+            raise UsageError(f"cluster: expected a dict, not {_tname(d)}")
+        groups = []
+        for i, m in enumerate(_typed(d, "machines", list, "a list of machine groups", required=True)):
+            at = f"machines[{i}]"
+            if not isinstance(m, Mapping):
+                raise FieldError(f"{at}: expected an object, not {_tname(m)}")
+            count = m.get("count", 1)
+            if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+                raise FieldError(f"{at}.count: expected a non-negative integer, not {count!r}")
+            groups.append(MachineGroup(count, dict(_typed(m, "capacity", Mapping, "an object", at, required=True)), m.get("speed")))
+        overbook = _typed(d, "overbook", list, "a list of resource names")
+        return cls(groups, None if overbook is None else list(overbook))
 
     @property
     def size(self) -> int:
@@ -224,23 +292,45 @@ class Trace:
         return _pandas().read_csv(io.StringIO(self.csv))
 
 
-def _src(x: Any, what: str = "DAG") -> Any:
-    """A source for the native layer: a path, or {"text", "name"}."""
+_CLASS = {"dag": "Dag", "cluster": "Cluster", "trace": "Trace", "schedule": "Schedule"}
+
+
+def _src(x: Any, what: str = "dag") -> Any:
+    """A source for the native layer: a path, bytes (decoded there as a file is), or
+    {"text", "name"}; ``what`` names the argument in errors."""
     if isinstance(x, (str, os.PathLike)):
-        return os.fspath(x)
+        return x
+    if isinstance(x, (bytes, bytearray, memoryview)):
+        return bytes(x)
     if isinstance(x, (Dag, Cluster)):
-        d = x.to_dict()
-        return {"text": json.dumps(d), "name": d.get("name", "dag") if isinstance(x, Dag) else "cluster"}
+        return _dict_src(x.to_dict(), what, x.name if isinstance(x, Dag) else "cluster")
     if isinstance(x, Trace):
         return {"text": x.csv, "name": x.name}
     if isinstance(x, Schedule):
-        return {"text": x.json.decode(), "name": "schedule"}
+        return {"text": x.json, "name": "schedule"}
     if isinstance(x, Mapping):
-        name = x.get("name") if isinstance(x.get("name"), str) else "dag"
-        return {"text": json.dumps(x), "name": name}
-    if isinstance(x, bytes):
-        return {"text": x.decode(), "name": "dag"}
-    raise UsageError(f"a {what} must be a path, a dict or a graphene.{what.capitalize() if what != 'DAG' else 'Dag'}, not {type(x).__name__}")
+        name = x.get("name") if isinstance(x.get("name"), str) else what.split("[")[0].rstrip("s")
+        return _dict_src(x, what, name)
+    kinds = "a path, bytes, a dict" + (f" or a graphene.{_CLASS[what]}" if what in _CLASS else "")
+    raise UsageError(f"{what}: expected {kinds}, not {_tname(x)}")
+
+
+def _dict_src(d: Mapping[str, Any], what: str, name: str) -> Dict[str, Any]:
+    try:
+        text = json.dumps(d, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        # A set, an object, a NaN or a loop: nothing JSON can hold.
+        raise UsageError(f"{what}: the dict is not JSON: {e}") from None
+    return {"text": text, "name": name}
+
+
+def _srcs(x: Any, what: str) -> List[Any]:
+    """One source or a list (tuple, iterable) of them."""
+    if isinstance(x, (str, os.PathLike, bytes, bytearray, memoryview, Mapping, Dag, Trace)):
+        return [_src(x, what)]
+    if not isinstance(x, Iterable):
+        raise UsageError(f"{what}: expected an input or a list of inputs, not {_tname(x)}")
+    return [_src(d, f"{what}[{i}]") for i, d in enumerate(x)]
 
 
 def _opts(cluster: Any, opts: Dict[str, Any]) -> Dict[str, Any]:
@@ -276,9 +366,19 @@ class ScheduledTask:
 class Schedule:
     """A checked schedule: the fields of the schedule file, and ``json``, its exact bytes."""
 
-    def __init__(self, raw: bytes, elapsed_ms: Optional[float] = None) -> None:
-        self.json: bytes = raw
-        self._d: Dict[str, Any] = json.loads(raw)
+    def __init__(self, raw: Union[bytes, str], elapsed_ms: Optional[float] = None, name: str = "schedule") -> None:
+        if isinstance(raw, str):
+            raw = raw.encode()
+        if not isinstance(raw, (bytes, bytearray)):
+            raise UsageError(f"{name}: expected the schedule's JSON as bytes or str, not {_tname(raw)}")
+        self.json: bytes = bytes(raw)
+        try:
+            d = json.loads(self.json)
+        except ValueError as e:  # JSONDecodeError and UnicodeDecodeError
+            raise ParseError(f"{name}: {e}") from None
+        if not isinstance(d, dict):
+            raise FieldError(f"{name}: (top level): expected a JSON object")
+        self._d: Dict[str, Any] = d
         #: The time the scheduler took (also with no_timing, where the file says 0).
         self.wall_ms: Optional[float] = elapsed_ms
 
@@ -417,10 +517,12 @@ def validate(dag: Any, schedule: Any, cluster: Any = None, **opts: Any) -> str:
 
 def compare(dags: Union[Any, Sequence[Any]], cluster: Any = None, schedulers: Optional[Iterable[str]] = None, **opts: Any) -> Comparison:
     """``graphene compare --json``: every scheduler on every DAG."""
-    if isinstance(dags, (str, os.PathLike, Mapping, Dag)):
-        dags = [dags]
-    names = None if schedulers is None else ([schedulers] if isinstance(schedulers, str) else list(schedulers))
-    return Comparison(_native.compare([_src(d) for d in dags], names, _opts(cluster, opts)))
+    names: Any = schedulers
+    if isinstance(schedulers, str):
+        names = [schedulers]
+    elif isinstance(schedulers, Iterable) and not isinstance(schedulers, (bytes, Mapping)):
+        names = list(schedulers)
+    return Comparison(_native.compare(_srcs(dags, "dags"), names, _opts(cluster, opts)))
 
 
 def gen_trace(
@@ -433,9 +535,7 @@ def gen_trace(
     **opts: Any,
 ) -> Trace:
     """``graphene gen-trace``: a seeded workload drawn from the DAGs (native CSV)."""
-    if isinstance(dags, (str, os.PathLike, Mapping, Dag)):
-        dags = [dags]
-    text = _native.gen_trace([_src(d) for d in dags], jobs, arrival, queues, load, _opts(cluster, opts))
+    text = _native.gen_trace(_srcs(dags, "dags"), jobs, arrival, queues, load, _opts(cluster, opts))
     return Trace(text, "trace")
 
 
@@ -460,7 +560,7 @@ def replay(
         opts["waves"] = waves
     if moving_delay is not None:
         opts["moving_delay"] = moving_delay
-    name = os.fspath(trace) if isinstance(trace, (str, os.PathLike)) else getattr(trace, "name", "trace")
+    name = os.fspath(trace) if isinstance(trace, (str, os.PathLike)) else trace.name if isinstance(trace, Trace) else "trace"
     jobs, sched, summary = _native.replay(_src(trace, "trace"), name, scheduler, _opts(cluster, opts))
     return ReplayResult(jobs, sched, summary)
 
@@ -478,7 +578,7 @@ def read_dags(path: Any, **opts: Any) -> List[Dag]:
 def read_dag(path: Any, **opts: Any) -> Dag:
     dags = read_dags(path, **opts)
     if len(dags) != 1:
-        raise UsageError(f"{os.fspath(path) if isinstance(path, (str, os.PathLike)) else 'input'}: holds {len(dags)} DAGs; pick one with --query N")
+        raise UsageError(f"{os.fspath(path) if isinstance(path, (str, os.PathLike)) else 'dag'}: holds {len(dags)} DAGs; pick one with query=N")
     return dags[0]
 
 
@@ -494,13 +594,7 @@ def read_trace(path: Any, trace_format: Optional[str] = None, spread_queues: Opt
 
 
 def read_schedule(path: PathLike) -> Schedule:
-    """A schedule file as ``build-schedule`` writes it."""
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise GrapheneIOError(f"{os.fspath(path)}: {e.strerror}") from e
-    try:
-        return Schedule(raw)
-    except ValueError as e:
-        raise ParseError(f"{os.fspath(path)}: {e}") from e
+    """A schedule file as ``build-schedule`` writes it (read as every input is: the input size
+    limit, UTF-8)."""
+    raw = _native.read_schedule(_src(path, "schedule"))
+    return Schedule(raw, name=os.fspath(path) if isinstance(path, (str, os.PathLike)) else "schedule")

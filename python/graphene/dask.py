@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
-from . import Cluster, Dag, Schedule, UsageError, _opts, _native, _src, build_schedule, read_cluster, read_dag, validate
+from . import Cluster, Dag, Schedule, UsageError, _number, _tname, build_schedule, read_cluster, read_dag, validate
 
 __all__ = ["execute", "Execution", "expand", "local_cluster"]
 
@@ -120,6 +120,8 @@ def local_cluster(cluster: Cluster, hard: List[str], processes: bool = False) ->
     workers are alike): use a client of your own cluster for those."""
     from distributed import LocalCluster  # noqa: PLC0415
 
+    if not isinstance(cluster, Cluster):
+        raise UsageError(f"cluster: expected a graphene.Cluster (read_cluster reads one), not {_tname(cluster)}")
     caps = {json.dumps(m.capacity, sort_keys=True) for m in cluster.machines}
     if len(caps) != 1:
         raise UsageError("a LocalCluster's workers are alike; give a client for a cluster of different machines")
@@ -149,15 +151,24 @@ def execute(
 
     ``schedule``: None or ``"graphene"`` (graphene's order), another offline scheduler's name
     (``"cp"``, ``"tetris"``, ...), a :class:`graphene.Schedule`, or ``False`` (no priorities:
-    Dask's order). ``client``: a ``distributed.Client``, an address string, or None (a
+    Dask's order; True is graphene's). ``client``: a ``distributed.Client``, an address string, or None (a
     LocalCluster sized like ``cluster`` is started and closed). Other keyword options are
     :func:`graphene.build_schedule`'s (input and cluster options)."""
     from distributed import Client, wait  # noqa: PLC0415
 
-    if not (time_scale > 0):
-        raise UsageError(f"time_scale {time_scale} must be > 0")
+    time_scale = _number("time_scale", time_scale)
+    if not (0 < time_scale < float("inf")):
+        raise UsageError(f"time_scale: {time_scale} must be a finite number > 0")
     if isinstance(payload, str) and payload not in ("sleep", "cpu-burn"):
         raise UsageError(f"payload '{payload}' must be sleep, cpu-burn or a callable")
+    if not (isinstance(payload, (str, Mapping)) or callable(payload)):
+        raise UsageError(f"payload: expected sleep, cpu-burn, a callable or a dict of them, not {_tname(payload)}")
+    if not (schedule is None or isinstance(schedule, (bool, str, Schedule))):
+        raise UsageError(f"schedule: expected a scheduler's name, a graphene.Schedule or False, not {_tname(schedule)}")
+    if not (client is None or isinstance(client, str) or hasattr(client, "submit")):
+        raise UsageError(f"client: expected a distributed.Client, an address or None, not {_tname(client)}")
+    if processes is not None and not isinstance(processes, bool):
+        raise UsageError(f"processes: expected True, False or None, not {_tname(processes)}")
     load_keys = {"format", "query", "executors", "demands", "seed"}
     load_opts = {k: v for k, v in opts.items() if k in load_keys}
     cluster_keys = {"machines", "capacity", "no_overbook"}
@@ -175,7 +186,7 @@ def execute(
     elif isinstance(schedule, Schedule):
         order_name, sched = schedule.scheduler, schedule
     else:
-        order_name = schedule or "graphene"
+        order_name = schedule if isinstance(schedule, str) and schedule else "graphene"
         sched = build_schedule(g, spec, order_name, **{k: v for k, v in opts.items() if k not in load_keys | cluster_keys})
     priorities: Dict[str, int] = {}
     if sched is not None:

@@ -8,7 +8,9 @@ Action
     ``info["invalid_actions"]`` counts it) and limit level ``k`` in 0..19: the job may hold
     up to (k + 1) / 20 of the cluster (dominant share), 19 is unlimited. Tasks of the stage
     start lowest id first while they fit the machine and the job is under its limit (at least
-    one); the stage keeps the job's freed resources later, as Decima's executors do.
+    one); the stage keeps the job's freed resources later, as Decima's executors do. An
+    action outside the action space (a stage past ``max_nodes - 1``, a limit past 19, a
+    negative or non-integer value) raises :class:`graphene.UsageError` naming it.
 
 Observation (padded to fixed bounds; masks say what is real)
     ``nodes`` (max_nodes, 8) per-stage features (tasks left, mean duration, running, remaining
@@ -29,13 +31,13 @@ Determinism
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from . import PathLike, _native, _opts, _src
+from . import PathLike, _index, _tname, _native, _number, _opts, _src, _srcs
 
 __all__ = ["ClusterEnv", "make_vec", "reference_agent", "run_agent"]
 
@@ -82,9 +84,12 @@ class ClusterEnv(gymnasium.Env):
         if moving_delay is not None:
             opts["moving_delay"] = moving_delay
         o = _opts(cluster, opts)
+        bound = {k: None if v is None else _index(k, v, 1) for k, v in (("max_nodes", max_nodes), ("max_edges", max_edges))}
+        self.reward_scale = _number("reward_scale", reward_scale)
+        self.default_seed = _index("seed", seed)
         self._env = _native.Env(
             None if trace is None else _src(trace, "trace"),
-            None if dags is None else [_src(d) for d in (dags if isinstance(dags, (list, tuple)) else [dags])],
+            None if dags is None else _srcs(dags, "dags"),
             jobs,
             arrival,
             queues,
@@ -94,11 +99,9 @@ class ClusterEnv(gymnasium.Env):
             o,
         )
         n, e, j = self._env.bounds()
-        self.max_nodes = max(1, max_nodes or n)
-        self.max_edges = max(1, max_edges or e)
+        self.max_nodes = bound["max_nodes"] or max(1, n)
+        self.max_edges = bound["max_edges"] or max(1, e)
         self.max_jobs = max(1, j)
-        self.reward_scale = float(reward_scale)
-        self.default_seed = int(seed)
         self.reference = reference
         F, J = _native.Env.node_features, _native.Env.job_features
         self.observation_space = spaces.Dict(
@@ -183,13 +186,15 @@ class ClusterEnv(gymnasium.Env):
     # -----------------------------------------------------------------------------------------
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None) -> Tuple[Dict[str, np.ndarray], Dict[str, Any]]:
+        if seed is not None:
+            seed = _index("seed", seed)
         super().reset(seed=seed)
         if seed is None:
             # The first reset uses the constructor's seed; later ones draw from the env's RNG,
             # itself seeded by the last explicit seed: every episode follows from the seeds.
             s = self.default_seed if self._resets == 0 else int(self.np_random.integers(0, 2**63 - 1))
         else:
-            s = int(seed)
+            s = seed
         self._resets += 1
         d = self._env.reset(s)
         self._last = d
@@ -202,16 +207,30 @@ class ClusterEnv(gymnasium.Env):
             # The episode ended before any decision (nothing ever needed one).
             d = self._last
         else:
-            if isinstance(action, dict):
-                node, level = int(action["stage"]), int(action["limit"])
-            else:
-                node, level = (int(x) for x in action)
-            d = self._env.step(max(node, 0), max(level, 0))
+            node, level = self._action(action)
+            d = self._env.step(node, level)
         self._last = d
         reward = -float(d["job_seconds"]) * self.reward_scale
         terminated = bool(d["done"] and d.get("complete", False))
         truncated = bool(d["done"] and not d.get("complete", False))
         return self._obs(d), reward, terminated, truncated, self._info(d)
+
+    def _action(self, action: Any) -> Tuple[int, int]:
+        """An action in the action space as (node, level); anything else raises UsageError."""
+        if isinstance(action, Mapping):
+            if "stage" not in action or "limit" not in action:
+                raise _native.UsageError(f"action: expected {{'stage': i, 'limit': k}}, got the keys {sorted(map(str, action))}")
+            stage, limit = action["stage"], action["limit"]
+        else:
+            try:
+                stage, limit = action
+            except (TypeError, ValueError):
+                raise _native.UsageError(f"action: expected {{'stage': i, 'limit': k}} or a pair, not {_tname(action)}") from None
+        levels = _native.Env.limit_levels
+        return (
+            _index("action['stage']", stage, 0, self.max_nodes - 1),
+            _index("action['limit']", limit, 0, levels - 1),
+        )
 
     # -----------------------------------------------------------------------------------------
 
@@ -258,7 +277,7 @@ def run_agent(env: ClusterEnv, agent: Callable[[Dict[str, np.ndarray], Dict[str,
 def make_vec(num_envs: int, vectorization: str = "async", **kwargs: Any) -> Any:
     """``num_envs`` copies of :class:`ClusterEnv` (same arguments) as a Gymnasium vector env:
     ``"async"`` runs each in its own process (parallel rollouts), ``"sync"`` in this one."""
-    fns = [lambda: ClusterEnv(**kwargs) for _ in range(num_envs)]
+    fns = [lambda: ClusterEnv(**kwargs) for _ in range(_index("num_envs", num_envs, 1))]
     if vectorization == "async":
         return gymnasium.vector.AsyncVectorEnv(fns, context="spawn" if os.name == "nt" else None)
     if vectorization == "sync":

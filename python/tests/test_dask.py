@@ -100,3 +100,18 @@ def test_a_real_dask_scheduler_and_two_worker_processes_on_loopback(tmp_path):
                 p.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 p.kill()
+
+
+def test_bad_arguments_raise_before_anything_starts():
+    for kw, msg in [
+        (dict(time_scale="fast"), r"^time_scale: expected a number, not str$"),
+        (dict(time_scale=0), r"^time_scale: 0.0 must be a finite number > 0$"),
+        (dict(payload=5), r"^payload: expected sleep, cpu-burn, a callable or a dict of them, not int$"),
+        (dict(schedule=3), r"^schedule: expected a scheduler's name, a graphene.Schedule or False, not int$"),
+        (dict(client=5), r"^client: expected a distributed.Client, an address or None, not int$"),
+        (dict(processes="yes"), r"^processes: expected True, False or None, not str$"),
+    ]:
+        with pytest.raises(graphene.UsageError, match=msg):
+            gd.execute("traces/example.json", **kw)
+    with pytest.raises(graphene.UsageError, match=r"^cluster: expected a graphene.Cluster"):
+        gd.local_cluster({"machines": []}, ["cpu"])

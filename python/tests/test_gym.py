@@ -147,3 +147,60 @@ def test_sticky_machines_need_no_decision(tmp_path):
     a = gg.run_agent(make(sticky=True), first_candidate, seed=5)
     b = gg.run_agent(make(), first_candidate, seed=5)
     assert a["steps"] <= b["steps"] and len(a["jct"]) == len(b["jct"]) == 8
+
+
+def test_out_of_range_actions_and_seeds_raise():
+    """An action outside the action space, a negative or too large seed, or an argument of the
+    wrong type raises UsageError naming it; none is cut to fit (a stage of 2**32 was once cut
+    to 0 and then indexed the observation out of bounds)."""
+    env = gg.ClusterEnv("traces/small.csv", machines=3)
+    U64 = "expected an integer from 0 to 18446744073709551615"
+    with pytest.raises(graphene.UsageError) as e:
+        env.reset(seed=-1)
+    assert str(e.value) == f"seed: -1 is out of range ({U64})"
+    with pytest.raises(graphene.UsageError, match=r"^seed: 18446744073709551616 is out of range"):
+        env.reset(seed=2**64)
+    obs, info = env.reset(seed=0)
+    top = env.max_nodes - 1
+    for action, msg in [
+        ({"stage": 2**32, "limit": 0}, rf"^action\['stage'\]: 4294967296 is out of range \(expected an integer from 0 to {top}\)$"),
+        ({"stage": -1, "limit": 0}, r"^action\['stage'\]: -1 is out of range"),
+        ({"stage": 0, "limit": 20}, r"^action\['limit'\]: 20 is out of range \(expected an integer from 0 to 19\)$"),
+        ({"stage": 1.5, "limit": 0}, r"^action\['stage'\]: expected an integer, not float$"),
+        ({"stage": 0}, r"^action: expected \{'stage': i, 'limit': k\}, got the keys \['stage'\]$"),
+        ("x", r"^action: expected \{'stage': i, 'limit': k\} or a pair, not str$"),
+        (None, r"^action: expected .* not None$"),
+    ]:
+        with pytest.raises(graphene.UsageError, match=msg):
+            env.step(action)
+    # The episode goes on after a refused action; numpy integers and pairs are actions.
+    cand = int(np.flatnonzero(obs["action_mask"])[0])
+    obs, r, term, trunc, info = env.step((np.int64(cand), np.int32(19)))
+    # The native layer: negative values raise; a node past u32 is counted as invalid, not cut.
+    with pytest.raises(graphene.UsageError) as e:
+        env._env.step(-1, 0)
+    assert str(e.value) == f"node: -1 is out of range ({U64})"
+    with pytest.raises(graphene.UsageError, match=r"^level: 18446744073709551616 is out of range"):
+        env._env.step(0, 2**64)
+    with pytest.raises(graphene.UsageError, match=rf"^seed: -1 is out of range \({U64}\)$"):
+        env._env.reset(-1)
+    env._env.reset(0)
+    d = env._env.step(2**32, 0)
+    while not d["done"]:
+        d = env._env.step(d["candidates"][0], 19)
+    assert d["complete"] and d["invalid_actions"] == 1
+    # Constructor arguments.
+    for kw, msg in [
+        (dict(seed=-1), r"^seed: -1 is out of range"),
+        (dict(reward_scale="x"), r"^reward_scale: expected a number, not str$"),
+        (dict(max_nodes=0), r"^max_nodes: 0 is out of range"),
+        (dict(time_limit="x"), r"^time_limit: expected a number, not str$"),
+        (dict(jobs=-1), r"^jobs: -1 is out of range"),
+        (dict(reference=3), r"^reference: expected a string, not int$"),
+    ]:
+        with pytest.raises(graphene.UsageError, match=msg):
+            gg.ClusterEnv("traces/small.csv", machines=3, **kw)
+    with pytest.raises(graphene.UsageError, match=r"^scheduler: expected a string, not None$"):
+        env.baseline(None)
+    with pytest.raises(graphene.UsageError, match=r"^num_envs: 0 is out of range"):
+        gg.make_vec(0)
