@@ -1,5 +1,11 @@
-"""graphene from Python: Graphene's DAG schedules (OSDI'16), lower bounds, the validator, the
-offline comparison, workload traces and the cluster simulator, with the CLI's bytes and messages.
+"""graphene_sched: graphene from Python. Graphene's DAG schedules (OSDI'16), lower bounds, the
+validator, the offline comparison, workload traces and the cluster simulator, with the CLI's
+bytes and messages. ``python -m graphene_sched`` (or the ``graphene`` console script) runs the
+``graphene`` command itself.
+
+Submodules with optional dependencies: :mod:`graphene_sched.dask` (``pip install
+'graphene-sched[dask]'``), :mod:`graphene_sched.gym` (``[gym]``), :mod:`graphene_sched.parquet`
+(``[parquet]``); ``to_pandas()`` needs ``[pandas]``; ``[all]`` brings every one.
 
 Inputs
     A DAG is a file path (graphene JSON, WfCommons, Decima TPC-H, task graph and network), a
@@ -29,14 +35,16 @@ Errors
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import operator
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, TypedDict, Union
 
-from . import _native
-from ._native import (
+from . import _core
+from ._core import (
     CycleError,
     FieldError,
     GrapheneError,
@@ -51,6 +59,7 @@ from ._native import (
 )
 
 __all__ = [
+    "__version__",
     "build_schedule",
     "lower_bound",
     "validate",
@@ -72,6 +81,11 @@ __all__ = [
     "LowerBounds",
     "Comparison",
     "ReplayResult",
+    "CompareRow",
+    "CompareSummary",
+    "JobResult",
+    "JctStats",
+    "ReplaySummary",
     "SCHEDULERS",
     "ONLINE_SCHEDULERS",
     "GrapheneError",
@@ -87,10 +101,14 @@ __all__ = [
     "InternalError",
 ]
 
+#: The package's version: the workspace's (Cargo) version, as the wheel's metadata and
+#: ``graphene --version`` give it.
+__version__: str = _core.__version__
+
 #: Offline schedulers ``build_schedule`` accepts.
-SCHEDULERS: List[str] = list(_native.SCHEDULERS)
+SCHEDULERS: List[str] = list(_core.SCHEDULERS)
 #: Online schedulers ``replay`` accepts.
-ONLINE_SCHEDULERS: List[str] = list(_native.ONLINE_SCHEDULERS)
+ONLINE_SCHEDULERS: List[str] = list(_core.ONLINE_SCHEDULERS)
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -126,7 +144,7 @@ def _pandas() -> Any:
     try:
         import pandas  # noqa: PLC0415
     except ImportError as e:  # pragma: no cover - exercised only without pandas
-        raise ImportError("to_pandas() needs pandas: pip install pandas") from e
+        raise ImportError("to_pandas() needs pandas: pip install 'graphene-sched[pandas]'", name="pandas") from e
     return pandas
 
 
@@ -159,6 +177,7 @@ class Stage:
     group: Optional[str] = None
 
     def to_dict(self) -> Dict[str, Any]:
+        """The stage as the DAG file's layout holds it."""
         d: Dict[str, Any] = {"id": self.id, "tasks": self.tasks}
         if self.duration is not None:
             d["duration"] = self.duration
@@ -180,6 +199,7 @@ class Dag:
     resources: List[str] = field(default_factory=lambda: ["cpu", "mem", "disk", "net"])
 
     def to_dict(self) -> Dict[str, Any]:
+        """The DAG in graphene's file layout (what ``dag.json`` holds)."""
         return {"name": self.name, "resources": list(self.resources), "stages": [s.to_dict() for s in self.stages]}
 
     @classmethod
@@ -211,16 +231,20 @@ class Dag:
 
     @property
     def tasks(self) -> int:
+        """The number of tasks over all stages."""
         return sum(s.tasks if isinstance(s.tasks, int) else len(s.tasks) for s in self.stages)
 
 
 @dataclass
 class MachineGroup:
+    """``count`` identical machines with ``capacity`` per resource (and a relative ``speed``)."""
+
     count: int
     capacity: Dict[str, float]
     speed: Optional[float] = None
 
     def to_dict(self) -> Dict[str, Any]:
+        """The group as the cluster file's layout holds it."""
         d: Dict[str, Any] = {"count": self.count, "capacity": dict(self.capacity)}
         if self.speed is not None:
             d["speed"] = self.speed
@@ -236,9 +260,11 @@ class Cluster:
 
     @classmethod
     def uniform(cls, count: int, capacity: Mapping[str, float], overbook: Optional[List[str]] = None) -> "Cluster":
+        """``count`` machines alike, each with ``capacity``."""
         return cls([MachineGroup(count, dict(capacity))], overbook)
 
     def to_dict(self) -> Dict[str, Any]:
+        """The cluster in the cluster file's layout."""
         d: Dict[str, Any] = {"machines": [m.to_dict() for m in self.machines]}
         if self.overbook is not None:
             d["overbook"] = list(self.overbook)
@@ -264,6 +290,7 @@ class Cluster:
 
     @property
     def size(self) -> int:
+        """The number of machines."""
         return sum(m.count for m in self.machines)
 
 
@@ -275,11 +302,13 @@ class Trace:
     name: str = "trace"
 
     def save(self, path: PathLike) -> None:
+        """Writes the CSV to ``path`` (what ``replay`` and the CLI read)."""
         with open(path, "w", encoding="utf-8") as f:
             f.write(self.csv)
 
     @property
     def jobs(self) -> List[str]:
+        """The job names, in the trace's order."""
         seen: Dict[str, None] = {}
         for line in self.csv.splitlines()[1:]:
             if line.strip():
@@ -287,8 +316,7 @@ class Trace:
         return list(seen)
 
     def to_pandas(self) -> Any:
-        import io  # noqa: PLC0415
-
+        """The trace as a pandas DataFrame, one row per stage (needs ``[pandas]``)."""
         return _pandas().read_csv(io.StringIO(self.csv))
 
 
@@ -309,9 +337,9 @@ def _src(x: Any, what: str = "dag") -> Any:
     if isinstance(x, Schedule):
         return {"text": x.json, "name": "schedule"}
     if isinstance(x, Mapping):
-        name = x.get("name") if isinstance(x.get("name"), str) else what.split("[")[0].rstrip("s")
-        return _dict_src(x, what, name)
-    kinds = "a path, bytes, a dict" + (f" or a graphene.{_CLASS[what]}" if what in _CLASS else "")
+        given = x.get("name")
+        return _dict_src(x, what, given if isinstance(given, str) else what.split("[")[0].rstrip("s"))
+    kinds = "a path, bytes, a dict" + (f" or a graphene_sched.{_CLASS[what]}" if what in _CLASS else "")
     raise UsageError(f"{what}: expected {kinds}, not {_tname(x)}")
 
 
@@ -354,6 +382,9 @@ def _opts(cluster: Any, opts: Dict[str, Any]) -> Dict[str, Any]:
 
 @dataclass
 class ScheduledTask:
+    """One task of a schedule: its machine, start and end, priScore (1 starts first) and
+    whether Graphene placed it as troublesome."""
+
     id: str
     stage: str
     machine: int
@@ -364,7 +395,8 @@ class ScheduledTask:
 
 
 class Schedule:
-    """A checked schedule: the fields of the schedule file, and ``json``, its exact bytes."""
+    """A checked schedule: the fields of the schedule file, and ``json``, its exact bytes.
+    Built from the bytes (or text) of a schedule file; bad JSON raises :class:`ParseError`."""
 
     def __init__(self, raw: Union[bytes, str], elapsed_ms: Optional[float] = None, name: str = "schedule") -> None:
         if isinstance(raw, str):
@@ -382,17 +414,51 @@ class Schedule:
         #: The time the scheduler took (also with no_timing, where the file says 0).
         self.wall_ms: Optional[float] = elapsed_ms
 
-    dag = property(lambda self: self._d.get("dag"))
-    scheduler = property(lambda self: self._d.get("scheduler"))
-    makespan = property(lambda self: self._d.get("makespan"))
-    ratio = property(lambda self: self._d.get("ratio"))
-    machines = property(lambda self: self._d.get("machines"))
-    order = property(lambda self: list(self._d.get("order", [])))
-    lower_bounds = property(lambda self: dict(self._d.get("lower_bounds", {})))
-    elapsed_ms = property(lambda self: self._d.get("elapsed_ms"))
+    @property
+    def dag(self) -> str:
+        """The DAG's name."""
+        return str(self._d.get("dag", ""))
+
+    @property
+    def scheduler(self) -> str:
+        """The scheduler that built it."""
+        return str(self._d.get("scheduler", ""))
+
+    @property
+    def makespan(self) -> float:
+        """The time from the first start to the last end."""
+        return float(self._d.get("makespan", 0.0))
+
+    @property
+    def ratio(self) -> Optional[float]:
+        """The makespan over the best lower bound (None when the file has none)."""
+        r = self._d.get("ratio")
+        return None if r is None else float(r)
+
+    @property
+    def machines(self) -> Optional[int]:
+        """The cluster's machine count."""
+        m = self._d.get("machines")
+        return None if m is None else int(m)
+
+    @property
+    def order(self) -> List[str]:
+        """Task ids in precedence order (first starts first)."""
+        return list(self._d.get("order", []))
+
+    @property
+    def lower_bounds(self) -> Dict[str, float]:
+        """Each lower bound on the makespan, by name."""
+        return dict(self._d.get("lower_bounds", {}))
+
+    @property
+    def elapsed_ms(self) -> Optional[float]:
+        """The scheduler's time as the file records it (0 with ``no_timing``)."""
+        return self._d.get("elapsed_ms")
 
     @property
     def tasks(self) -> List[ScheduledTask]:
+        """Every task with its placement and times."""
         return [
             ScheduledTask(
                 t["id"], t.get("stage", t["id"].split("[")[0]), t["machine"], t["start"], t["end"],
@@ -406,13 +472,16 @@ class Schedule:
         return {t["id"]: t.get("priority", 0.0) for t in self._d.get("tasks", [])}
 
     def to_dict(self) -> Dict[str, Any]:
+        """The schedule file as a dict."""
         return json.loads(self.json)
 
     def save(self, path: PathLike) -> None:
+        """Writes the exact bytes (what ``build-schedule --out`` writes)."""
         with open(path, "wb") as f:
             f.write(self.json)
 
     def to_pandas(self) -> Any:
+        """The tasks as a pandas DataFrame (needs ``[pandas]``)."""
         return _pandas().DataFrame([t.__dict__ for t in self.tasks])
 
     def __repr__(self) -> str:
@@ -421,6 +490,8 @@ class Schedule:
 
 @dataclass
 class LowerBounds:
+    """``lower-bound --json``: each bound on the makespan and the best (largest) of them."""
+
     dag: str
     tasks: int
     machines: int
@@ -431,7 +502,38 @@ class LowerBounds:
     json: str = field(repr=False, default="")
 
     def to_dict(self) -> Dict[str, Any]:
+        """The CLI's JSON as a dict."""
         return json.loads(self.json)
+
+
+class CompareRow(TypedDict):
+    """One DAG under one scheduler in :class:`Comparison` (``compare --json``'s rows)."""
+
+    dag: str
+    dag_index: int
+    scheduler: str
+    tasks: int
+    copies: int
+    makespan: float
+    lower_bound: float
+    ratio: float
+    slr: float
+    speedup: float
+    elapsed_ms: float
+
+
+class CompareSummary(TypedDict):
+    """One scheduler over every DAG in :class:`Comparison`."""
+
+    scheduler: str
+    dags: int
+    best_count: int
+    mean_makespan: float
+    mean_ratio: float
+    median_ratio: float
+    p90_ratio: float
+    mean_slr: float
+    mean_speedup: float
 
 
 class Comparison:
@@ -440,11 +542,49 @@ class Comparison:
     def __init__(self, text: str) -> None:
         self.json: str = text
         d = json.loads(text)
-        self.rows: List[Dict[str, Any]] = d["rows"]
-        self.summary: List[Dict[str, Any]] = d["summary"]
+        self.rows: List[CompareRow] = d["rows"]
+        self.summary: List[CompareSummary] = d["summary"]
 
     def to_pandas(self) -> Any:
+        """The rows as a pandas DataFrame (needs ``[pandas]``)."""
         return _pandas().DataFrame(self.rows)
+
+
+class JobResult(TypedDict):
+    """One job of a replay (a row of jobs.csv)."""
+
+    job: str
+    queue: str
+    arrival: float
+    finish: float
+    jct: float
+    tasks: int
+
+
+class JctStats(TypedDict):
+    """Job completion times over the finished jobs (None when none finished)."""
+
+    mean: Optional[float]
+    median: Optional[float]
+    p90: Optional[float]
+    p99: Optional[float]
+
+
+class ReplaySummary(TypedDict, total=False):
+    """summary.json's ``summary``: counts, the makespan, JCT statistics, utilization per
+    resource (``mean_utilization`` and the ``utilization`` series), fairness windows,
+    heartbeats and the scheduler's decision times."""
+
+    jobs: int
+    tasks: int
+    makespan: float
+    jct: JctStats
+    resources: List[str]
+    mean_utilization: List[float]
+    utilization: List[Dict[str, Any]]
+    fairness: List[Dict[str, Any]]
+    heartbeats: int
+    decision_us: Dict[str, Any]
 
 
 class ReplayResult:
@@ -456,23 +596,27 @@ class ReplayResult:
         self.summary_json = summary_json
         d = json.loads(summary_json)
         self.scheduler: str = d["scheduler"]
-        self.summary: Dict[str, Any] = d["summary"]
-        self.jobs: List[Dict[str, Any]] = []
-        for line in jobs_csv.splitlines()[1:]:
-            job, queue, arrival, finish, jct, tasks = line.split(",")
+        self.summary: ReplaySummary = d["summary"]
+        self.jobs: List[JobResult] = []
+        for job, queue, arrival, finish, jct, tasks in list(csv.reader(io.StringIO(jobs_csv)))[1:]:
             self.jobs.append(
                 {"job": job, "queue": queue, "arrival": float(arrival), "finish": float(finish), "jct": float(jct), "tasks": int(tasks)}
             )
 
     @property
     def mean_jct(self) -> float:
-        return float(self.summary["jct"]["mean"])
+        """The mean job completion time (NaN when no job finished)."""
+        m = self.summary["jct"]["mean"]
+        return float("nan") if m is None else float(m)
 
     @property
     def makespan(self) -> float:
+        """The time the last task ended."""
         return float(self.summary["makespan"])
 
     def save(self, out: PathLike) -> None:
+        """Writes jobs.csv, schedule.csv and summary.json into the folder ``out``, as
+        ``replay --out`` does."""
         os.makedirs(out, exist_ok=True)
         with open(os.path.join(out, "jobs.csv"), "w", encoding="utf-8") as f:
             f.write(self.jobs_csv)
@@ -482,11 +626,11 @@ class ReplayResult:
             f.write(self.summary_json)
 
     def to_pandas(self) -> Any:
+        """The jobs as a pandas DataFrame (needs ``[pandas]``)."""
         return _pandas().DataFrame(self.jobs)
 
     def runs_pandas(self) -> Any:
-        import io  # noqa: PLC0415
-
+        """Every task run (schedule.csv) as a pandas DataFrame (needs ``[pandas]``)."""
         return _pandas().read_csv(io.StringIO(self.schedule_csv))
 
 
@@ -497,13 +641,14 @@ class ReplayResult:
 def build_schedule(dag: Any, cluster: Any = None, scheduler: str = "graphene", **opts: Any) -> Schedule:
     """``graphene build-schedule``: Graphene's schedule (or a baseline's), checked by the
     validator; ``.json`` holds the bytes the CLI writes for the same inputs."""
-    raw, ms = _native.build_schedule(_src(dag), scheduler, _opts(cluster, opts))
+    raw, ms = _core.build_schedule(_src(dag), scheduler, _opts(cluster, opts))
     return Schedule(raw, ms)
 
 
 def lower_bound(dag: Any, cluster: Any = None, **opts: Any) -> LowerBounds:
-    """``graphene lower-bound --json``."""
-    text = _native.lower_bound(_src(dag), _opts(cluster, opts))
+    """``graphene lower-bound --json``: the critical path, total work and stage-aware bounds on
+    the makespan of ``dag`` on the cluster, and the best of them."""
+    text = _core.lower_bound(_src(dag), _opts(cluster, opts))
     d = json.loads(text)
     lb = d["lower_bounds"]
     return LowerBounds(d["dag"], d["tasks"], d["machines"], lb["critical_path"], lb["total_work"], lb["stage_aware"], d["best"], text)
@@ -512,7 +657,7 @@ def lower_bound(dag: Any, cluster: Any = None, **opts: Any) -> LowerBounds:
 def validate(dag: Any, schedule: Any, cluster: Any = None, **opts: Any) -> str:
     """``graphene validate``: the summary line of a valid schedule; raises
     :class:`InvalidScheduleError` (violations in ``.violations``) otherwise."""
-    return _native.validate(_src(dag), _src(schedule, "schedule"), _opts(cluster, opts))
+    return _core.validate(_src(dag), _src(schedule, "schedule"), _opts(cluster, opts))
 
 
 def compare(dags: Union[Any, Sequence[Any]], cluster: Any = None, schedulers: Optional[Iterable[str]] = None, **opts: Any) -> Comparison:
@@ -522,7 +667,7 @@ def compare(dags: Union[Any, Sequence[Any]], cluster: Any = None, schedulers: Op
         names = [schedulers]
     elif isinstance(schedulers, Iterable) and not isinstance(schedulers, (bytes, Mapping)):
         names = list(schedulers)
-    return Comparison(_native.compare(_srcs(dags, "dags"), names, _opts(cluster, opts)))
+    return Comparison(_core.compare(_srcs(dags, "dags"), names, _opts(cluster, opts)))
 
 
 def gen_trace(
@@ -535,7 +680,7 @@ def gen_trace(
     **opts: Any,
 ) -> Trace:
     """``graphene gen-trace``: a seeded workload drawn from the DAGs (native CSV)."""
-    text = _native.gen_trace(_srcs(dags, "dags"), jobs, arrival, queues, load, _opts(cluster, opts))
+    text = _core.gen_trace(_srcs(dags, "dags"), jobs, arrival, queues, load, _opts(cluster, opts))
     return Trace(text, "trace")
 
 
@@ -561,7 +706,7 @@ def replay(
     if moving_delay is not None:
         opts["moving_delay"] = moving_delay
     name = os.fspath(trace) if isinstance(trace, (str, os.PathLike)) else trace.name if isinstance(trace, Trace) else "trace"
-    jobs, sched, summary = _native.replay(_src(trace, "trace"), name, scheduler, _opts(cluster, opts))
+    jobs, sched, summary = _core.replay(_src(trace, "trace"), name, scheduler, _opts(cluster, opts))
     return ReplayResult(jobs, sched, summary)
 
 
@@ -572,10 +717,12 @@ def replay(
 def read_dags(path: Any, **opts: Any) -> List[Dag]:
     """Every DAG of a file in any input format (a TPC-H file gives one per query unless
     ``query=`` picks one), as graphene's layout, with demand profiles applied as in the CLI."""
-    return [Dag.from_dict(json.loads(t)) for t in _native.read_dags(_src(path), _opts(None, opts))]
+    return [Dag.from_dict(json.loads(t)) for t in _core.read_dags(_src(path), _opts(None, opts))]
 
 
 def read_dag(path: Any, **opts: Any) -> Dag:
+    """The one DAG of a file in any input format (as :func:`read_dags`); a file of several
+    raises :class:`UsageError` (pick one with ``query=``)."""
     dags = read_dags(path, **opts)
     if len(dags) != 1:
         raise UsageError(f"{os.fspath(path) if isinstance(path, (str, os.PathLike)) else 'dag'}: holds {len(dags)} DAGs; pick one with query=N")
@@ -584,17 +731,17 @@ def read_dag(path: Any, **opts: Any) -> Dag:
 
 def read_cluster(path: Any = None, **opts: Any) -> Cluster:
     """A cluster file (or the machines/capacity options) as a :class:`Cluster`."""
-    return Cluster.from_dict(json.loads(_native.read_cluster(_opts(path, opts))))
+    return Cluster.from_dict(json.loads(_core.read_cluster(_opts(path, opts))))
 
 
 def read_trace(path: Any, trace_format: Optional[str] = None, spread_queues: Optional[int] = None) -> Trace:
     """A workload trace (native CSV or Alibaba v2018) as native CSV."""
     name = os.fspath(path) if isinstance(path, (str, os.PathLike)) else "trace"
-    return Trace(_native.read_trace(_src(path, "trace"), trace_format, spread_queues), name)
+    return Trace(_core.read_trace(_src(path, "trace"), trace_format, spread_queues), name)
 
 
 def read_schedule(path: PathLike) -> Schedule:
     """A schedule file as ``build-schedule`` writes it (read as every input is: the input size
     limit, UTF-8)."""
-    raw = _native.read_schedule(_src(path, "schedule"))
+    raw = _core.read_schedule(_src(path, "schedule"))
     return Schedule(raw, name=os.fspath(path) if isinstance(path, (str, os.PathLike)) else "schedule")

@@ -1,11 +1,11 @@
-"""Type stubs of the extension module (crates/graphene-py). Use the `graphene` package's
+"""Type stubs of the extension module (crates/graphene-py). Use the `graphene_sched` package's
 functions; these are its thin Rust layer."""
 
 import os
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 Source = Union[str, "os.PathLike[str]", bytes, Mapping[str, Union[str, bytes]]]
-# Keyword options by flag name with underscores (the `graphene` package's docstring lists them).
+# Keyword options by flag name with underscores (the `graphene_sched` package's docstring lists them).
 # Replay options include `waves` (str: the `gen-trace --waves-out` sidecar's path) and
 # `moving_delay` (float seconds, with `waves`); `Env` takes them with a trace only.
 Opts = Optional[Dict[str, Any]]
@@ -23,6 +23,7 @@ class InvalidScheduleError(GrapheneError):
     violations: List[str]
 class InternalError(GrapheneError): ...
 
+__version__: str
 SCHEDULERS: List[str]
 ONLINE_SCHEDULERS: List[str]
 
@@ -36,6 +37,7 @@ def read_dags(dag: Source, opts: Opts = None) -> List[str]: ...
 def read_cluster(opts: Opts = None) -> str: ...
 def read_trace(trace: Source, trace_format: Optional[str] = None, spread_queues: Optional[int] = None) -> str: ...
 def read_schedule(schedule: Source) -> bytes: ...
+def run_cli(argv: List[str]) -> int: ...
 def _panic_for_test() -> None: ...
 def _error_for_test(which: str) -> None: ...
 

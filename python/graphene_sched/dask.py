@@ -26,6 +26,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
+try:
+    import distributed  # noqa: F401 - only to say which extra is missing
+except ImportError as e:
+    raise ImportError(
+        f"graphene_sched.dask needs dask[distributed] ({e.name or e} is missing): pip install 'graphene-sched[dask]'",
+        name=e.name,
+    ) from e
+
 from . import Cluster, Dag, Schedule, UsageError, _number, _tname, build_schedule, read_cluster, read_dag, validate
 
 __all__ = ["execute", "Execution", "expand", "local_cluster"]
@@ -35,6 +43,8 @@ _runs = itertools.count()
 
 @dataclass
 class Task:
+    """One task of an expanded DAG: id ``stage[i]``, duration, demands and parent task ids."""
+
     id: str
     stage: str
     index: int
@@ -48,6 +58,7 @@ def expand(dag: Dag) -> List[Task]:
     tasks: List[Task] = []
     by_stage: Dict[str, List[str]] = {}
     for s in dag.stages:
+        specs: List[Dict[str, Any]]
         if isinstance(s.tasks, int):
             specs = [{} for _ in range(s.tasks)]
         else:
@@ -88,10 +99,11 @@ class Execution:
     annotations: Dict[str, Any] = field(repr=False, default_factory=dict)
 
     def schedule(self) -> Dict[str, Any]:
-        """The realized schedule in the schedule file's layout (for graphene.validate)."""
+        """The realized schedule in the schedule file's layout (for graphene_sched.validate)."""
         return {"dag": self.dag, "scheduler": f"dask/{self.order or 'default'}", "makespan": self.makespan, "tasks": self.tasks}
 
     def to_pandas(self) -> Any:
+        """The realized tasks as a pandas DataFrame (needs ``[pandas]``)."""
         from . import _pandas  # noqa: PLC0415
 
         return _pandas().DataFrame(self.tasks)
@@ -121,7 +133,7 @@ def local_cluster(cluster: Cluster, hard: List[str], processes: bool = False) ->
     from distributed import LocalCluster  # noqa: PLC0415
 
     if not isinstance(cluster, Cluster):
-        raise UsageError(f"cluster: expected a graphene.Cluster (read_cluster reads one), not {_tname(cluster)}")
+        raise UsageError(f"cluster: expected a graphene_sched.Cluster (read_cluster reads one), not {_tname(cluster)}")
     caps = {json.dumps(m.capacity, sort_keys=True) for m in cluster.machines}
     if len(caps) != 1:
         raise UsageError("a LocalCluster's workers are alike; give a client for a cluster of different machines")
@@ -150,10 +162,10 @@ def execute(
     """Runs ``dag`` on Dask and returns the realized, validated schedule.
 
     ``schedule``: None or ``"graphene"`` (graphene's order), another offline scheduler's name
-    (``"cp"``, ``"tetris"``, ...), a :class:`graphene.Schedule`, or ``False`` (no priorities:
+    (``"cp"``, ``"tetris"``, ...), a :class:`graphene_sched.Schedule`, or ``False`` (no priorities:
     Dask's order; True is graphene's). ``client``: a ``distributed.Client``, an address string, or None (a
     LocalCluster sized like ``cluster`` is started and closed). Other keyword options are
-    :func:`graphene.build_schedule`'s (input and cluster options)."""
+    :func:`graphene_sched.build_schedule`'s (input and cluster options)."""
     from distributed import Client, wait  # noqa: PLC0415
 
     time_scale = _number("time_scale", time_scale)
@@ -164,7 +176,7 @@ def execute(
     if not (isinstance(payload, (str, Mapping)) or callable(payload)):
         raise UsageError(f"payload: expected sleep, cpu-burn, a callable or a dict of them, not {_tname(payload)}")
     if not (schedule is None or isinstance(schedule, (bool, str, Schedule))):
-        raise UsageError(f"schedule: expected a scheduler's name, a graphene.Schedule or False, not {_tname(schedule)}")
+        raise UsageError(f"schedule: expected a scheduler's name, a graphene_sched.Schedule or False, not {_tname(schedule)}")
     if not (client is None or isinstance(client, str) or hasattr(client, "submit")):
         raise UsageError(f"client: expected a distributed.Client, an address or None, not {_tname(client)}")
     if processes is not None and not isinstance(processes, bool):

@@ -10,7 +10,7 @@ Action
     start lowest id first while they fit the machine and the job is under its limit (at least
     one); the stage keeps the job's freed resources later, as Decima's executors do. An
     action outside the action space (a stage past ``max_nodes - 1``, a limit past 19, a
-    negative or non-integer value) raises :class:`graphene.UsageError` naming it.
+    negative or non-integer value) raises :class:`graphene_sched.UsageError` naming it.
 
 Observation (padded to fixed bounds; masks say what is real)
     ``nodes`` (max_nodes, 8) per-stage features (tasks left, mean duration, running, remaining
@@ -33,11 +33,17 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-import gymnasium
-import numpy as np
-from gymnasium import spaces
+try:
+    import gymnasium
+    import numpy as np
+    from gymnasium import spaces
+except ImportError as e:
+    raise ImportError(
+        f"graphene_sched.gym needs gymnasium and numpy ({e.name or e} is missing): pip install 'graphene-sched[gym]'",
+        name=e.name,
+    ) from e
 
-from . import PathLike, _index, _tname, _native, _number, _opts, _src, _srcs
+from . import PathLike, _index, _tname, _core, _number, _opts, _src, _srcs
 
 __all__ = ["ClusterEnv", "make_vec", "reference_agent", "run_agent"]
 
@@ -45,7 +51,7 @@ __all__ = ["ClusterEnv", "make_vec", "reference_agent", "run_agent"]
 class ClusterEnv(gymnasium.Env):
     """``ClusterEnv(trace)`` replays one trace every episode; ``ClusterEnv(dags=[...], jobs=50,
     arrival="poisson:10", load=0.8)`` draws a workload per episode from the seed of
-    ``reset``. ``cluster`` and keyword options are :func:`graphene.replay`'s. ``reference``
+    ``reset``. ``cluster`` and keyword options are :func:`graphene_sched.replay`'s. ``reference``
     names a built-in online policy whose action at each decision is reported in
     ``info["reference_action"]`` (see :func:`reference_agent`). ``time_limit`` ends episodes at
     that simulated time (truncated). With a trace, ``waves`` (the ``gen-trace --waves-out``
@@ -87,7 +93,7 @@ class ClusterEnv(gymnasium.Env):
         bound = {k: None if v is None else _index(k, v, 1) for k, v in (("max_nodes", max_nodes), ("max_edges", max_edges))}
         self.reward_scale = _number("reward_scale", reward_scale)
         self.default_seed = _index("seed", seed)
-        self._env = _native.Env(
+        self._env = _core.Env(
             None if trace is None else _src(trace, "trace"),
             None if dags is None else _srcs(dags, "dags"),
             jobs,
@@ -103,7 +109,7 @@ class ClusterEnv(gymnasium.Env):
         self.max_edges = bound["max_edges"] or max(1, e)
         self.max_jobs = max(1, j)
         self.reference = reference
-        F, J = _native.Env.node_features, _native.Env.job_features
+        F, J = _core.Env.node_features, _core.Env.job_features
         self.observation_space = spaces.Dict(
             {
                 "nodes": spaces.Box(0.0, np.finfo(np.float32).max, (self.max_nodes, F), np.float32),
@@ -116,7 +122,7 @@ class ClusterEnv(gymnasium.Env):
             }
         )
         self.action_space = spaces.Dict(
-            {"stage": spaces.Discrete(self.max_nodes), "limit": spaces.Discrete(_native.Env.limit_levels)}
+            {"stage": spaces.Discrete(self.max_nodes), "limit": spaces.Discrete(_core.Env.limit_levels)}
         )
         self._last: Optional[Dict[str, Any]] = None
         self._resets = 0
@@ -125,7 +131,7 @@ class ClusterEnv(gymnasium.Env):
     # -----------------------------------------------------------------------------------------
 
     def _obs(self, d: Dict[str, Any]) -> Dict[str, np.ndarray]:
-        F, J = _native.Env.node_features, _native.Env.job_features
+        F, J = _core.Env.node_features, _core.Env.job_features
         nodes = np.zeros((self.max_nodes, F), np.float32)
         node_mask = np.zeros(self.max_nodes, np.int8)
         action_mask = np.zeros(self.max_nodes, np.int8)
@@ -136,7 +142,7 @@ class ClusterEnv(gymnasium.Env):
         if not d["done"]:
             n, m, k = d["n_nodes"], d["n_edges"], d["n_jobs"]
             if n > self.max_nodes or m > self.max_edges or k > self.max_jobs:
-                raise _native.UsageError(
+                raise _core.UsageError(
                     f"the observation has {n} nodes, {m} edges and {k} jobs, over the bounds "
                     f"({self.max_nodes}, {self.max_edges}, {self.max_jobs}); raise max_nodes / max_edges"
                 )
@@ -186,6 +192,8 @@ class ClusterEnv(gymnasium.Env):
     # -----------------------------------------------------------------------------------------
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None) -> Tuple[Dict[str, np.ndarray], Dict[str, Any]]:
+        """Starts an episode: the same ``seed`` (0 to 2**64 - 1) gives the same workload and
+        episode. Returns the first observation and info (``candidates``, ``machine``, ...)."""
         if seed is not None:
             seed = _index("seed", seed)
         super().reset(seed=seed)
@@ -201,8 +209,10 @@ class ClusterEnv(gymnasium.Env):
         return self._obs(d), self._info(d)
 
     def step(self, action: Any) -> Tuple[Dict[str, np.ndarray], float, bool, bool, Dict[str, Any]]:
+        """Applies ``{"stage": i, "limit": k}`` (or the pair ``(i, k)``) and runs to the next
+        decision: (observation, reward, terminated, truncated, info)."""
         if self._last is None:
-            raise _native.UsageError("call reset() before step()")
+            raise _core.UsageError("call reset() before step()")
         if self._last["done"]:
             # The episode ended before any decision (nothing ever needed one).
             d = self._last
@@ -219,14 +229,14 @@ class ClusterEnv(gymnasium.Env):
         """An action in the action space as (node, level); anything else raises UsageError."""
         if isinstance(action, Mapping):
             if "stage" not in action or "limit" not in action:
-                raise _native.UsageError(f"action: expected {{'stage': i, 'limit': k}}, got the keys {sorted(map(str, action))}")
+                raise _core.UsageError(f"action: expected {{'stage': i, 'limit': k}}, got the keys {sorted(map(str, action))}")
             stage, limit = action["stage"], action["limit"]
         else:
             try:
                 stage, limit = action
             except (TypeError, ValueError):
-                raise _native.UsageError(f"action: expected {{'stage': i, 'limit': k}} or a pair, not {_tname(action)}") from None
-        levels = _native.Env.limit_levels
+                raise _core.UsageError(f"action: expected {{'stage': i, 'limit': k}} or a pair, not {_tname(action)}") from None
+        levels = _core.Env.limit_levels
         return (
             _index("action['stage']", stage, 0, self.max_nodes - 1),
             _index("action['limit']", limit, 0, levels - 1),
@@ -239,14 +249,15 @@ class ClusterEnv(gymnasium.Env):
         simulator, run through by the policy itself)."""
         return list(self._env.baseline(scheduler))
 
-    def workload(self) -> "Any":
-        """This episode's workload as a :class:`graphene.Trace`."""
+    def workload(self) -> Any:
+        """This episode's workload as a :class:`graphene_sched.Trace`."""
         from . import Trace  # noqa: PLC0415
 
         return Trace(self._env.workload_csv(), "episode")
 
     @property
     def machines(self) -> int:
+        """The cluster's machine count."""
         return int(self._env.machines)
 
 
@@ -254,7 +265,7 @@ def reference_agent(env: ClusterEnv) -> Callable[[Dict[str, np.ndarray], Dict[st
     """The env's reference policy as an agent: ``agent(obs, info) -> action``. The env must be
     made with ``reference="graphene"`` (or tetris, decima, cs, ...)."""
     if env.reference is None:
-        raise _native.UsageError("make the env with reference='<policy>' to use its actions")
+        raise _core.UsageError("make the env with reference='<policy>' to use its actions")
 
     def act(obs: Dict[str, np.ndarray], info: Dict[str, Any]) -> Dict[str, int]:
         return info["reference_action"]
@@ -282,7 +293,7 @@ def make_vec(num_envs: int, vectorization: str = "async", **kwargs: Any) -> Any:
         return gymnasium.vector.AsyncVectorEnv(fns, context="spawn" if os.name == "nt" else None)
     if vectorization == "sync":
         return gymnasium.vector.SyncVectorEnv(fns)
-    raise _native.UsageError(f"vectorization '{vectorization}' must be async or sync")
+    raise _core.UsageError(f"vectorization '{vectorization}' must be async or sync")
 
 
-gymnasium.register(id="graphene/Cluster-v0", entry_point="graphene.gym:ClusterEnv", disable_env_checker=True)
+gymnasium.register(id="graphene/Cluster-v0", entry_point="graphene_sched.gym:ClusterEnv", disable_env_checker=True)

@@ -1,4 +1,4 @@
-//! `graphene._native.Env`: the stepping simulator of `graphene::env` for `graphene.gym`. An
+//! `graphene_sched._core.Env`: the stepping simulator of `graphene::env` for `graphene_sched.gym`. An
 //! observation crosses as little-endian byte buffers that the Python side views with numpy.
 
 use std::sync::{Arc, Mutex};
@@ -24,7 +24,7 @@ enum Jobs {
     Drawn { dags: Vec<Dag>, jobs: usize, arrival: ArrivalProcess, queues: usize, load: Option<f64> },
 }
 
-#[pyclass(module = "graphene._native")]
+#[pyclass(module = "graphene_sched._core")]
 pub struct Env {
     jobs: Jobs,
     cluster: Arc<Cluster>,

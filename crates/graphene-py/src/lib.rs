@@ -1,9 +1,10 @@
-//! `graphene._native`: the Python extension module. Thin: every function converts Python
+//! `graphene_sched._core`: the Python extension module. Thin: every function converts Python
 //! arguments into `graphene::request` options, runs the library call with the GIL released,
 //! and converts the result (the CLI's bytes, or plain values) back. Errors become
-//! `graphene.GrapheneError` subclasses carrying the CLI's message; a panic, should one ever
-//! happen, is caught here and raised as `graphene.InternalError` instead of crossing into
-//! Python.
+//! `graphene_sched.GrapheneError` subclasses carrying the CLI's message; a panic, should one
+//! ever happen, is caught here and raised as `graphene_sched.InternalError` instead of crossing
+//! into Python. `run_cli` runs the `graphene` command itself (the same entry point as the
+//! binary) for `python -m graphene_sched`.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -22,22 +23,32 @@ mod env;
 
 use args::{opt, source, sources, Arg};
 
-create_exception!(_native, GrapheneError, PyException, "Base class of every error graphene raises.");
-create_exception!(_native, ParseError, GrapheneError, "A syntax or type error at a line and column of an input.");
+create_exception!(graphene_sched, GrapheneError, PyException, "Base class of every error graphene raises.");
 create_exception!(
-    _native,
+    graphene_sched,
+    ParseError,
+    GrapheneError,
+    "A syntax or type error at a line and column of an input."
+);
+create_exception!(
+    graphene_sched,
     FieldError,
     GrapheneError,
     "A well-formed value that is not acceptable, named by its field."
 );
-create_exception!(_native, CycleError, GrapheneError, "The DAG has a dependency cycle.");
-create_exception!(_native, TaskTooBigError, GrapheneError, "A task no machine of the cluster can hold.");
-create_exception!(_native, GrapheneIOError, GrapheneError, "An input could not be read.");
-create_exception!(_native, UsageError, GrapheneError, "Inconsistent or unknown options (the CLI's bad flags).");
-create_exception!(_native, TooLargeError, GrapheneError, "An input over a configured size limit.");
-create_exception!(_native, TimedOutError, GrapheneError, "Work stopped at its deadline or was cancelled.");
-create_exception!(_native, InvalidScheduleError, GrapheneError, "A schedule broke dependencies or capacities.");
-create_exception!(_native, InternalError, GrapheneError, "A bug in graphene (a caught panic); please report it.");
+create_exception!(graphene_sched, CycleError, GrapheneError, "The DAG has a dependency cycle.");
+create_exception!(graphene_sched, TaskTooBigError, GrapheneError, "A task no machine of the cluster can hold.");
+create_exception!(graphene_sched, GrapheneIOError, GrapheneError, "An input could not be read.");
+create_exception!(graphene_sched, UsageError, GrapheneError, "Inconsistent or unknown options (the CLI's bad flags).");
+create_exception!(graphene_sched, TooLargeError, GrapheneError, "An input over a configured size limit.");
+create_exception!(graphene_sched, TimedOutError, GrapheneError, "Work stopped at its deadline or was cancelled.");
+create_exception!(graphene_sched, InvalidScheduleError, GrapheneError, "A schedule broke dependencies or capacities.");
+create_exception!(
+    graphene_sched,
+    InternalError,
+    GrapheneError,
+    "A bug in graphene (a caught panic); please report it."
+);
 
 /// The innermost error (a file wrapper names where, its source says what).
 fn kind(e: &Error) -> &Error {
@@ -448,8 +459,27 @@ fn _error_for_test(which: &Bound<'_, PyAny>) -> PyResult<()> {
     Err(to_py(e.in_file(std::path::Path::new("dag.json"))))
 }
 
+/// Runs the `graphene` command with `argv` (the program name first, as in `sys.argv`) in this
+/// process, with the GIL released; returns its exit status. Help, version and bad flags print
+/// and return their status (0 or 2) instead of exiting.
+#[pyfunction]
+fn run_cli(py: Python<'_>, argv: &Bound<'_, PyAny>) -> PyResult<i32> {
+    let args: Vec<std::ffi::OsString> = match argv.downcast::<PyList>() {
+        Ok(l) => l
+            .iter()
+            .enumerate()
+            .map(|(i, a)| match a.downcast::<pyo3::types::PyString>() {
+                Ok(s) => s.extract::<std::ffi::OsString>(),
+                Err(_) => Err(usage(format!("argv[{i}]: expected a string, not {}", args::type_name(&a)))),
+            })
+            .collect::<PyResult<_>>()?,
+        Err(_) => return Err(usage(format!("argv: expected a list of strings, not {}", args::type_name(argv)))),
+    };
+    py.allow_threads(|| catch_unwind(AssertUnwindSafe(|| graphene_cli::run_from(args)))).map_err(panic_err)
+}
+
 #[pymodule]
-fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     for (name, ty) in [
         ("GrapheneError", py.get_type::<GrapheneError>()),
@@ -476,8 +506,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_cluster, m)?)?;
     m.add_function(wrap_pyfunction!(read_trace, m)?)?;
     m.add_function(wrap_pyfunction!(read_schedule, m)?)?;
+    m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_function(wrap_pyfunction!(_error_for_test, m)?)?;
+    // The workspace's version: the wheel's metadata (maturin reads Cargo.toml) and the CLI's
+    // `--version` give the same.
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("SCHEDULERS", graphene::Scheduler::known_names())?;
     m.add("ONLINE_SCHEDULERS", graphene::online::NAMES.to_vec())?;
     env::register(m)?;
