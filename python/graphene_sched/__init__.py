@@ -140,6 +140,33 @@ def _tname(v: Any) -> str:
     return "None" if v is None else type(v).__name__
 
 
+def _write(path: Any, data: Union[str, bytes], what: str = "path") -> None:
+    """Writes a file the way the CLI's outputs go: a bad path names the argument
+    (:class:`UsageError`), a failed write the file (:class:`GrapheneIOError`)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise UsageError(f"{what}: expected a path, not {_tname(path)}")
+    try:
+        if isinstance(data, str):
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(data)
+        else:
+            with open(path, "wb") as f:
+                f.write(data)
+    except OSError as e:
+        raise GrapheneIOError(f"{os.fspath(path)}: {e.strerror or e}") from None
+
+
+def _folder(out: Any, what: str = "out") -> str:
+    """Makes the output folder ``out`` (and its parents) if missing; errors as :func:`_write`."""
+    if not isinstance(out, (str, os.PathLike)):
+        raise UsageError(f"{what}: expected a path, not {_tname(out)}")
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as e:
+        raise GrapheneIOError(f"{os.fspath(out)}: {e.strerror or e}") from None
+    return os.fspath(out)
+
+
 def _pandas() -> Any:
     try:
         import pandas  # noqa: PLC0415
@@ -303,8 +330,7 @@ class Trace:
 
     def save(self, path: PathLike) -> None:
         """Writes the CSV to ``path`` (what ``replay`` and the CLI read)."""
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(self.csv)
+        _write(path, self.csv)
 
     @property
     def jobs(self) -> List[str]:
@@ -477,8 +503,7 @@ class Schedule:
 
     def save(self, path: PathLike) -> None:
         """Writes the exact bytes (what ``build-schedule --out`` writes)."""
-        with open(path, "wb") as f:
-            f.write(self.json)
+        _write(path, self.json)
 
     def to_pandas(self) -> Any:
         """The tasks as a pandas DataFrame (needs ``[pandas]``)."""
@@ -617,13 +642,10 @@ class ReplayResult:
     def save(self, out: PathLike) -> None:
         """Writes jobs.csv, schedule.csv and summary.json into the folder ``out``, as
         ``replay --out`` does."""
-        os.makedirs(out, exist_ok=True)
-        with open(os.path.join(out, "jobs.csv"), "w", encoding="utf-8") as f:
-            f.write(self.jobs_csv)
-        with open(os.path.join(out, "schedule.csv"), "w", encoding="utf-8") as f:
-            f.write(self.schedule_csv)
-        with open(os.path.join(out, "summary.json"), "wb") as f:
-            f.write(self.summary_json)
+        out = _folder(out)
+        _write(os.path.join(out, "jobs.csv"), self.jobs_csv)
+        _write(os.path.join(out, "schedule.csv"), self.schedule_csv)
+        _write(os.path.join(out, "summary.json"), self.summary_json)
 
     def to_pandas(self) -> Any:
         """The jobs as a pandas DataFrame (needs ``[pandas]``)."""

@@ -55,6 +55,8 @@ class Task:
 
 def expand(dag: Dag) -> List[Task]:
     """The tasks of a DAG in graphene's layout, ids ``stage[i]``, with their parents."""
+    if not isinstance(dag, Dag):
+        raise UsageError(f"dag: expected a graphene_sched.Dag (read_dag reads one), not {_tname(dag)}")
     tasks: List[Task] = []
     by_stage: Dict[str, List[str]] = {}
     for s in dag.stages:

@@ -264,6 +264,8 @@ class ClusterEnv(gymnasium.Env):
 def reference_agent(env: ClusterEnv) -> Callable[[Dict[str, np.ndarray], Dict[str, Any]], Dict[str, int]]:
     """The env's reference policy as an agent: ``agent(obs, info) -> action``. The env must be
     made with ``reference="graphene"`` (or tetris, decima, cs, ...)."""
+    if not isinstance(env, ClusterEnv):
+        raise _core.UsageError(f"env: expected a graphene_sched.gym.ClusterEnv, not {_tname(env)}")
     if env.reference is None:
         raise _core.UsageError("make the env with reference='<policy>' to use its actions")
 
@@ -275,6 +277,10 @@ def reference_agent(env: ClusterEnv) -> Callable[[Dict[str, np.ndarray], Dict[st
 
 def run_agent(env: ClusterEnv, agent: Callable[[Dict[str, np.ndarray], Dict[str, Any]], Any], seed: Optional[int] = None) -> Dict[str, Any]:
     """Plays one episode; returns the total reward, the steps and the final info (JCTs)."""
+    if not isinstance(env, ClusterEnv):
+        raise _core.UsageError(f"env: expected a graphene_sched.gym.ClusterEnv, not {_tname(env)}")
+    if not callable(agent):
+        raise _core.UsageError(f"agent: expected a callable agent(obs, info) -> action, not {_tname(agent)}")
     obs, info = env.reset(seed=seed)
     total, steps = 0.0, 0
     while True:

@@ -29,7 +29,7 @@ except ImportError as e:
         name=e.name,
     ) from e
 
-from . import GrapheneIOError, PathLike, ReplayResult, UsageError, _tname
+from . import GrapheneIOError, PathLike, ReplayResult, UsageError, _folder, _tname, _write
 
 __all__ = ["TABLES", "tables", "save", "read"]
 
@@ -91,11 +91,15 @@ def tables(result: ReplayResult) -> Dict[str, Any]:
 def save(result: ReplayResult, out: PathLike) -> None:
     """Writes summary.json and jobs, schedule and utilization ``.parquet`` into the folder
     ``out``: what ``replay --out OUT --format parquet`` writes for the same replay."""
-    os.makedirs(out, exist_ok=True)
-    for name, table in tables(result).items():
-        pq.write_table(table, os.path.join(out, f"{name}.parquet"))
-    with open(os.path.join(out, "summary.json"), "wb") as f:
-        f.write(result.summary_json)
+    made = tables(result)
+    out = _folder(out)
+    for name, table in made.items():
+        path = os.path.join(out, f"{name}.parquet")
+        try:
+            pq.write_table(table, path)
+        except (OSError, pa.ArrowException) as e:
+            raise GrapheneIOError(f"{path}: {e}") from None
+    _write(os.path.join(out, "summary.json"), result.summary_json)
 
 
 def read(out: PathLike) -> Dict[str, Any]:

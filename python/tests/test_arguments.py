@@ -148,3 +148,20 @@ def test_every_argument_raises_only_graphene_errors(name):
                 pass
             except Exception as e:  # noqa: BLE001 - the point of the test
                 pytest.fail(f"{name}({p}={v!r}) raised {type(e).__name__}: {e}")
+
+
+def test_saving_names_the_argument_or_the_file(tmp_path):
+    s = graphene_sched.build_schedule("traces/example.json", no_timing=True)
+    r = graphene_sched.replay("traces/small.csv", no_timing=True)
+    t = graphene_sched.gen_trace("traces/example.json", jobs=2)
+    for save in (s.save, t.save, r.save):
+        with pytest.raises(UsageError, match=r"^(path|out): expected a path, not None$"):
+            save(None)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(graphene_sched.GrapheneIOError, match=r"file/s\.json: Not a directory$"):
+        s.save(blocker / "s.json")
+    with pytest.raises(graphene_sched.GrapheneIOError, match=r"file/out: Not a directory$"):
+        r.save(blocker / "out")
+    s.save(tmp_path / "s.json")
+    assert (tmp_path / "s.json").read_bytes() == s.json

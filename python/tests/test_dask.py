@@ -115,3 +115,5 @@ def test_bad_arguments_raise_before_anything_starts():
             gd.execute("traces/example.json", **kw)
     with pytest.raises(graphene_sched.UsageError, match=r"^cluster: expected a graphene_sched.Cluster"):
         gd.local_cluster({"machines": []}, ["cpu"])
+    with pytest.raises(graphene_sched.UsageError, match=r"^dag: expected a graphene_sched.Dag \(read_dag reads one\), not str$"):
+        gd.expand("traces/example.json")

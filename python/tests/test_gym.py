@@ -204,3 +204,9 @@ def test_out_of_range_actions_and_seeds_raise():
         env.baseline(None)
     with pytest.raises(graphene_sched.UsageError, match=r"^num_envs: 0 is out of range"):
         gg.make_vec(0)
+    with pytest.raises(graphene_sched.UsageError, match=r"^env: expected a graphene_sched.gym.ClusterEnv, not int$"):
+        gg.run_agent(5, first_candidate)
+    with pytest.raises(graphene_sched.UsageError, match=r"^agent: expected a callable"):
+        gg.run_agent(env, None)
+    with pytest.raises(graphene_sched.UsageError, match=r"^env: expected a graphene_sched.gym.ClusterEnv, not str$"):
+        gg.reference_agent("env")
