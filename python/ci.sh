@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 cargo build --locked --release -q -p graphene-cli
-venv=$(mktemp -d)/venv
+# GRAPHENE_PY_VENV: where to make the venv (.ci/run keeps it for the docs' Python examples).
+venv=${GRAPHENE_PY_VENV:-$(mktemp -d)/venv}
 python3 -m venv "$venv"
 # shellcheck disable=SC1091
 . "$venv/bin/activate"

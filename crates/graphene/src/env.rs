@@ -269,6 +269,7 @@ pub fn default_settings(workload: &Workload) -> OnlineSettings {
         cs_user_limit: None,
         cs_yarn: online::CsYarn::default(),
         decima_model: None,
+        decima_bundled: None,
         sticky: false,
     }
 }
@@ -301,9 +302,10 @@ enum Reference {
 impl Reference {
     fn new(name: &str, settings: &OnlineSettings) -> Result<Reference> {
         if name == "decima" {
-            let model = match &settings.decima_model {
-                Some(p) => Model::load(p)?,
-                None => Model::bundled()?,
+            let model = match (&settings.decima_model, settings.decima_bundled) {
+                (Some(p), _) => Model::load(p)?,
+                (None, Some(name)) => Model::bundled_named(name)?,
+                (None, None) => Model::bundled()?,
             };
             return Ok(Reference::Decima { arch: Box::new(Arch::new()), params: model.params });
         }

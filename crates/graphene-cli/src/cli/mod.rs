@@ -17,6 +17,7 @@ mod export_trace;
 mod gen_trace;
 mod lower_bound;
 mod plot;
+mod progress;
 mod replay;
 mod replay_compare;
 mod serve;

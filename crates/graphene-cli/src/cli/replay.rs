@@ -37,9 +37,8 @@ pub struct Common {
     #[arg(long, value_name = "X")]
     pub tetris_overbook_limit: Option<f64>,
     /// tetris: scale its shortest-remaining-work term by the candidates' mean remaining work
-    /// (`mean`: the Tetris paper's eps with m = 1, the default) or by their largest (`max`: the
-    /// default before session 16, which figures published before then name; weaker SRPT when job
-    /// sizes are heavy-tailed)
+    /// (`mean`: the Tetris paper's eps with m = 1, the default) or by their largest (`max`: a
+    /// weaker SRPT when job sizes are heavy-tailed)
     #[arg(long, value_name = "HOW", default_value = "mean", value_parser = ["max", "mean"])]
     pub tetris_srpt_scale: String,
     /// cs: how a queue's use is measured: `containers` (running containers), `memory` (YARN's
@@ -133,8 +132,8 @@ pub struct Common {
     pub misestimate_what: MisestimatedArg,
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// decima: weights file (from `graphene train-decima`) [default: the bundled
-    /// models/decima-tpch.json].
+    /// decima: weights file (from `graphene train-decima`) [default: the bundled model whose
+    /// recorded setting is closest to the run].
     #[arg(long, value_name = "FILE")]
     pub decima_model: Option<PathBuf>,
     /// Tasks run wave- and parallelism-dependent durations drawn from this sidecar (from
@@ -289,18 +288,10 @@ pub fn run_sim(
     cfg: &SimConfig,
     quiet: bool,
 ) -> Result<sim::SimResult> {
-    use std::io::IsTerminal;
-    if quiet || !std::io::stderr().is_terminal() {
+    let template = "{spinner} {prefix} [{bar:30}] {pos}/{len} jobs, simulated {msg} ({elapsed})";
+    let Some(bar) = super::progress::bar(workload.jobs.len() as u64, template, quiet) else {
         return sim::run(workload, cluster, policy, cfg);
-    }
-    let bar = indicatif::ProgressBar::new(workload.jobs.len() as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} {prefix} [{bar:30}] {pos}/{len} jobs, simulated {msg} ({elapsed})",
-        )
-        .expect("a valid template")
-        .progress_chars("=> "),
-    );
+    };
     bar.set_prefix(policy.name());
     let result = sim::run_with_progress(workload, cluster, policy, cfg, &mut |now, done| {
         bar.set_position(done as u64);

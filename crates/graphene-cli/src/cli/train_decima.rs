@@ -113,7 +113,6 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<i32> {
-    use std::io::IsTerminal;
     a.steps.check()?;
     // Flags first: a bad flag should not wait for large DAG files to load.
     let arrival = match &a.arrival {
@@ -219,20 +218,11 @@ pub fn run(a: Args) -> Result<i32> {
         "the other rule",
     )?;
     init.set_freed(freed);
-    let show = !a.output.quiet && std::io::stderr().is_terminal();
-    let bar = if show {
-        let b = indicatif::ProgressBar::new(a.steps.iterations as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} train-decima [{bar:30}] {pos}/{len} iterations {msg} ({elapsed})",
-            )
-            .expect("a valid template")
-            .progress_chars("=> "),
-        );
-        Some(b)
-    } else {
-        None
-    };
+    let bar = super::progress::bar(
+        a.steps.iterations as u64,
+        "{spinner} train-decima [{bar:30}] {pos}/{len} iterations {msg} ({elapsed})",
+        a.output.quiet,
+    );
     let quiet = a.output.quiet;
     let started = std::time::Instant::now();
     let trained = decima::train_with(&sources, waves.as_ref(), &cluster, &cfg, &init, &eval, a.eval_every, &mut |s| {

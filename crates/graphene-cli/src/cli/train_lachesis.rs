@@ -123,20 +123,35 @@ pub fn run(a: Args) -> Result<i32> {
     let init = a.output.initial(seed)?;
     let quiet = a.output.quiet;
     let started = std::time::Instant::now();
+    let bar = super::progress::bar(
+        a.steps.iterations as u64,
+        "{spinner} train-lachesis [{bar:30}] {pos}/{len} iterations ({elapsed})",
+        quiet,
+    );
     let trained = train::train(&dags, &spec, &net, &cfg, &init, None, &eval, a.eval_every, &mut |s| {
         if quiet {
             return;
         }
+        if let Some(b) = &bar {
+            b.set_position(s.iteration as u64);
+        }
         let t = started.elapsed().as_secs_f64();
-        match s.eval_ratio {
-            Some(r) if s.iteration == 0 => eprintln!("iteration     0: held-out greedy / rankup-deft {r:.4} ({t:.0} s)"),
-            Some(r) => eprintln!(
+        let line = match s.eval_ratio {
+            Some(r) if s.iteration == 0 => format!("iteration     0: held-out greedy / rankup-deft {r:.4} ({t:.0} s)"),
+            Some(r) => format!(
                 "iteration {:>5}: {:>2} jobs ccr {:<3} sampled / rankup-deft {:.4}, entropy {:.3}; held-out greedy / rankup-deft {r:.4} ({t:.0} s)",
                 s.iteration, s.jobs, s.ccr, s.sample_ratio, s.entropy
             ),
-            None => {}
+            None => return,
+        };
+        match &bar {
+            Some(b) => b.println(line),
+            None => eprintln!("{line}"),
         }
     })?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
     let scores = trained.stats.iter().filter_map(|s| s.eval_ratio.map(|r| (s.iteration, r)));
     let (curve, chosen) = train_args::scores_json(scores, trained.best_at, "held_out_ratio");
     let dag_names = train_args::dag_names(&a.dags);

@@ -192,28 +192,47 @@ pub fn is_network_file(path: &Path, format: Option<Format>) -> Result<bool> {
 
 /// Every DAG in a file (TPC-H files hold one per query unless `opts.query` picks one).
 pub fn load_dags(path: &Path, opts: &LoadOptions) -> Result<Vec<Dag>> {
+    load_dags_detected(path, opts).map(|(_, dags)| dags)
+}
+
+/// As [`load_dags`], with the format the file was read in.
+pub fn load_dags_detected(path: &Path, opts: &LoadOptions) -> Result<(Format, Vec<Dag>)> {
     // A bad profile name is the flag's fault, not the file's: report it before reading.
     if let Some(p) = &opts.demands {
         profile::Profile::by_name(p)?;
     }
     if opts.format == Some(Format::Spark) || (opts.format.is_none() && spark::looks_like_spark(path)) {
         let dags = spark::read(path)?.dags(opts.job).map_err(|e| e.in_file(path))?;
-        return apply_profile(dags, Format::Spark, opts);
+        return Ok((Format::Spark, apply_profile(dags, Format::Spark, opts)?));
     }
     let text = read_text(path)?;
-    parse_dags(&text, &stem(path), opts).map_err(|e| e.in_file(path))
+    parse_dags_detected(&text, &stem(path), opts).map_err(|e| e.in_file(path))
 }
 
 /// Exactly one DAG from a file.
 pub fn load_dag(path: &Path, opts: &LoadOptions) -> Result<Dag> {
-    let mut dags = load_dags(path, opts)?;
-    if dags.len() != 1 {
-        return Err(Error::Usage(format!("{}: holds {} DAGs; pick one with --query N", path.display(), dags.len())));
+    let (format, dags) = load_dags_detected(path, opts)?;
+    one_of(&path.display().to_string(), format, dags)
+}
+
+/// The one DAG of `dags`, read from `what` in `format`; when there are several, an error that
+/// names a few and the flag that picks one (`--job` for Spark logs, `--query` otherwise).
+pub fn one_of(what: &str, format: Format, mut dags: Vec<Dag>) -> Result<Dag> {
+    if dags.len() == 1 {
+        return Ok(dags.remove(0));
     }
-    Ok(dags.remove(0))
+    let pick = if format == Format::Spark { "--job ID (the number after -job in each name)" } else { "--query N" };
+    let names: Vec<&str> = dags.iter().take(5).map(|d| d.name.as_str()).collect();
+    let more = if dags.len() > 5 { ", ..." } else { "" };
+    Err(Error::Usage(format!("{what}: holds {} DAGs ({}{more}); pick one with {pick}", dags.len(), names.join(", "))))
 }
 
 pub fn parse_dags(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Dag>> {
+    parse_dags_detected(text, name, opts).map(|(_, dags)| dags)
+}
+
+/// As [`parse_dags`], with the format the text was read in.
+pub fn parse_dags_detected(text: &str, name: &str, opts: &LoadOptions) -> Result<(Format, Vec<Dag>)> {
     let format = match opts.format {
         Some(f) => f,
         None => detect(text)?,
@@ -228,7 +247,7 @@ pub fn parse_dags(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Dag>
         Format::Dax => vec![dax::parse(text, name)?],
         Format::Dot => vec![dot::parse(text, name)?],
     };
-    apply_profile(dags, format, opts)
+    Ok((format, apply_profile(dags, format, opts)?))
 }
 
 /// Fills demands from `--demands`, or from the format's default profile when it has none.
