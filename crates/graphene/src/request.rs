@@ -29,6 +29,16 @@ pub enum Source {
 }
 
 impl Source {
+    /// Text given as bytes (a body, or bytes from Python), decoded as files are
+    /// ([`formats::decode_text`]); an error names the input after `name`.
+    pub fn from_bytes(bytes: Vec<u8>, name: impl Into<String>) -> Result<Source> {
+        let name = name.into();
+        match formats::decode_text(bytes) {
+            Ok(text) => Ok(Source::Text { text, name }),
+            Err(e) => Err(e.in_file(Path::new(&name))),
+        }
+    }
+
     pub fn text(&self) -> Result<String> {
         match self {
             Source::Path(p) => formats::read_text(p),
@@ -980,6 +990,19 @@ j1,8,q0,c,1,1,1,0,0,0,,
         let mut jcts: Vec<(String, f64)> = out.result.jobs.iter().map(|j| (j.name.clone(), j.jct())).collect();
         jcts.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(jcts.into_iter().map(|(_, t)| t).collect())
+    }
+
+    /// Bytes decode as files do: a byte-order mark dropped, invalid UTF-8 named by the input and
+    /// the offset of its first bad byte.
+    #[test]
+    fn sources_from_bytes_decode_as_files() {
+        match Source::from_bytes(b"\xef\xbb\xbf{}".to_vec(), "dag").unwrap() {
+            Source::Text { text, name } => assert_eq!((text.as_str(), name.as_str()), ("{}", "dag")),
+            other => panic!("{other:?}"),
+        }
+        let e = Source::from_bytes(b"ab\xff\xfe".to_vec(), "dag").unwrap_err();
+        assert!(matches!(e, Error::InFile { .. }));
+        assert_eq!(e.to_string(), "dag: not UTF-8 text (invalid byte at offset 2)");
     }
 
     /// `ReplayOptions::waves` binds the sidecar in the library (every front end gets it), with

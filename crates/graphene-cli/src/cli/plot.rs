@@ -42,10 +42,7 @@ pub struct Common {
 
 impl Common {
     fn note(&self) -> String {
-        self.note.clone().unwrap_or_else(|| {
-            let args: Vec<String> = std::env::args().skip(1).collect();
-            format!("made by: graphene {}", args.join(" "))
-        })
+        self.note.clone().unwrap_or_else(|| format!("made by: graphene {}", super::command_line()))
     }
 }
 

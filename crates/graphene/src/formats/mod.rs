@@ -118,8 +118,14 @@ pub fn read_text(path: &Path) -> Result<String> {
     let mut bytes = Vec::new();
     file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(|e| fail(Error::Io(e)))?;
     crate::limits::current().check_input_bytes(bytes.len() as u64, "file size").map_err(fail)?;
+    decode_text(bytes).map_err(fail)
+}
+
+/// An input's bytes as text, as files are read: UTF-8 or an error giving the offset of the
+/// first invalid byte; a UTF-8 byte-order mark is dropped.
+pub fn decode_text(bytes: Vec<u8>) -> Result<String> {
     let mut text = String::from_utf8(bytes).map_err(|e| {
-        fail(Error::Usage(format!("not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to())))
+        Error::Usage(format!("not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to()))
     })?;
     if text.starts_with('\u{feff}') {
         text.drain(..'\u{feff}'.len_utf8());
