@@ -189,6 +189,91 @@ fn endless_input_stops_at_the_input_limit() {
     refused(&run(&["lower-bound", "/dev/zero", "--limit-input", "1MiB"]), "exceeds the limit of 1048576");
 }
 
+/// Runs the binary with its address space capped at `mib` MiB (`ulimit -v`), so that a run that
+/// would allocate more fails instead of succeeding slowly on a machine with memory to spare.
+#[cfg(unix)]
+fn run_within(mib: u64, args: &[&str]) -> Run {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {}; exec \"$0\" \"$@\"", mib * 1024))
+        .arg(crate::util::BIN)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("sh runs");
+    Run { code: out.status.code(), stdout: out.stdout, stderr: String::from_utf8_lossy(&out.stderr).into_owned() }
+}
+
+/// Every nested format stops at its documented depth with an error naming the place, before
+/// the recursion that would exhaust the stack: DAX elements and DOT subgraphs at 64 levels, JSON
+/// at serde_json's 128.
+#[test]
+fn nesting_is_refused_at_each_format_s_limit() {
+    let dir = tempdir();
+    let n = 100_000;
+    let dax = write(dir.path(), "deep.dax", &format!("<adag>{}{}</adag>", "<a>".repeat(n), "</a>".repeat(n)));
+    refused(&run(&["lower-bound", &p(&dax)]), "deep.dax: line 1, column 196: XML elements nest deeper than 64 levels");
+    let dot = write(dir.path(), "deep.dot", &format!("digraph {{ {}{} }}", "{ ".repeat(n), "}".repeat(n)));
+    refused(&run(&["lower-bound", &p(&dot)]), "deep.dot: line 1, column 137: subgraphs nest deeper than 64 levels");
+    let json = write(dir.path(), "deep.json", &format!("{}{}", "[".repeat(n), "]".repeat(n)));
+    refused(&run(&["lower-bound", &p(&json)]), "deep.json: line 1, column 128: recursion limit exceeded");
+    // At the limit, a DAX is read.
+    let ok = format!("<adag><job id=\"a\" runtime=\"2\">{}{}</job></adag>", "<m>".repeat(62), "</m>".repeat(62));
+    let ok = write(dir.path(), "ok.dax", &ok);
+    assert!(run(&["lower-bound", &p(&ok)]).ok().stdout_str().contains("critical_path 2.0"));
+}
+
+/// DOT's two amplifiers: an edge statement between two groups is the product of their sizes
+/// (70 KB here ask for 36 million edges), and a `node [...]` default applies to every node
+/// after it (2 MB before 5,000 nodes). Both are bounded before the work.
+#[cfg(unix)]
+#[test]
+fn dot_products_and_defaults_are_bounded_before_the_work() {
+    let dir = tempdir();
+    let names = |prefix: &str| (0..6000).map(|i| format!("{prefix}{i}")).collect::<Vec<_>>().join(" ");
+    let product = write(
+        dir.path(),
+        "product.dot",
+        &format!("digraph {{\n node [runtime=1]\n {{{}}} -> {{{}}}\n}}\n", names("a"), names("b")),
+    );
+    refused(
+        &run_within(1024, &["lower-bound", &p(&product), "--limit-tasks", "1000000"]),
+        "product.dot: line 3: edges (edges so far): 36000000 exceeds the limit of 5000000 (raise it with --limit-tasks)",
+    );
+    let nodes: String = (0..5000).map(|i| format!("n{i} [runtime=1]\n")).collect();
+    let pad = "x".repeat(2_000_000);
+    // An attribute the reader does not use is not kept at all.
+    let unused = write(dir.path(), "unused.dot", &format!("digraph {{\n node [cores=2, pad=\"{pad}\"]\n{nodes}}}\n"));
+    let r = run_within(1024, &["lower-bound", &p(&unused)]).ok();
+    assert!(
+        r.stdout_str().contains("5000 tasks") && r.stdout_str().contains("total_work    62.5"),
+        "{}",
+        r.stdout_str()
+    );
+    // One it uses (a label, a group name per node) counts at every node against --limit-input:
+    // 2,000,002 bytes per node (label, cores, runtime), over 64 MiB at the 34th node.
+    let label = write(dir.path(), "label.dot", &format!("digraph {{\n node [cores=2, label=\"{pad}\"]\n{nodes}}}\n"));
+    refused(
+        &run_within(1024, &["lower-bound", &p(&label), "--limit-input", "64MiB"]),
+        "label.dot: node n33: attribute values (bytes applied so far, defaults included): 68000068 exceeds the limit of \
+         67108864 (raise it with --limit-input)",
+    );
+}
+
+/// An STG file declaring 99,999,999 tasks (under a raised limit) in 16 bytes reserves nothing for
+/// them: it fails on its missing records, within 1 GiB.
+#[cfg(unix)]
+#[test]
+fn stg_declared_counts_reserve_nothing() {
+    let dir = tempdir();
+    let stg = write(dir.path(), "claims.stg", "99999999\n0 0 0\n");
+    refused(
+        &run_within(1024, &["lower-bound", &p(&stg), "--limit-tasks", "200000000"]),
+        "claims.stg: line 2, column 1: the file ends where a task id was expected (a truncated graph?)",
+    );
+}
+
 #[test]
 fn extreme_times_are_refused_with_the_field() {
     let dir = tempdir();

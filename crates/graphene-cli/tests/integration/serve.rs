@@ -399,6 +399,38 @@ fn bad_flags_are_refused() {
     }
 }
 
+/// Task graphs that overflowed the stack (100,000 nested DAX elements) or asked for gigabytes
+/// (a DOT edge product, a 2 MB default label on 5,000 nodes) are refused with the limit they
+/// hit, and the service answers the next request.
+#[test]
+fn hostile_task_graphs_are_refused_and_the_service_stays_up() {
+    let srv = Server::start(&["--workers", "1"]);
+    let n = 100_000;
+    let deep = format!("<adag>{}{}</adag>", "<a>".repeat(n), "</a>".repeat(n));
+    let (code, resp) = srv.post("/v1/lower-bound", deep.as_bytes());
+    assert_eq!(code, 400, "{resp}");
+    assert!(error_of(&resp).ends_with("line 1, column 196: XML elements nest deeper than 64 levels"), "{resp}");
+    let names = |prefix: &str| (0..6000).map(|i| format!("{prefix}{i}")).collect::<Vec<_>>().join(" ");
+    let product = format!("digraph {{\n node [runtime=1]\n {{{}}} -> {{{}}}\n}}\n", names("a"), names("b"));
+    let (code, resp) = srv.post("/v1/lower-bound", product.as_bytes());
+    assert_eq!(code, 413, "{resp}");
+    assert!(
+        error_of(&resp).ends_with(
+            "line 3: edges (edges so far): 36000000 exceeds the limit of 5000000 (raise it with --limit-tasks)"
+        ),
+        "{resp}"
+    );
+    let nodes: String = (0..5000).map(|i| format!("n{i} [runtime=1]\n")).collect();
+    let label = format!("digraph {{\n node [cores=2, label=\"{}\"]\n{nodes}}}\n", "x".repeat(2_000_000));
+    let (code, resp) = srv.post("/v1/lower-bound", label.as_bytes());
+    assert_eq!(code, 413, "{resp}");
+    assert!(error_of(&resp).contains("exceeds the limit of 268435456 (raise it with --limit-input)"), "{resp}");
+    let (code, resp) = srv.post("/v1/lower-bound", read("traces/example.json").as_bytes());
+    assert_eq!(code, 200, "{resp}");
+    let (code, stderr) = srv.stop();
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
 fn metric(text: &str, name: &str) -> Option<f64> {
     text.lines().find_map(|l| l.strip_prefix(name).and_then(|rest| rest.trim().parse().ok()))
 }

@@ -131,4 +131,10 @@ fn malformed_task_graphs_are_clear_errors() {
     fails(d, "nosize.dot", "digraph {\n a [size=1e9]\n a -> b\n}", &["node b", "no runtime (seconds) or size"]);
     fails(d, "syntax.dot", "digraph {\n a [size=1e9\n}", &["line 3, column 1", "expected"]);
     fails(d, "cycle.dot", "digraph { a [runtime=1]; b [runtime=1]; a -> b -> a }", &["cycle"]);
+    fails(
+        d,
+        "undirected-edge.dot",
+        "digraph {\n a [runtime=1]\n b [runtime=1]\n a -- b\n}",
+        &["line 4, column 4: '--' is an undirected edge; a digraph's edges are written '->'"],
+    );
 }
