@@ -431,27 +431,28 @@ fn write(path: &Path, bytes: &[u8]) -> PathBuf {
     path.to_path_buf()
 }
 
-/// The lines of `text` up to its last non-empty one, and that one, when it is not JSON because
-/// it is cut short (what Spark leaves at the end of a log it is still writing).
+/// The lines of `text` up to its last non-empty one, and that one, when it is an event cut
+/// short (what Spark leaves at the end of a log it is still writing): the reader, given that
+/// line alone, says it is cut short. (A line with a wrong type before the cut, e.g.
+/// `{"Event":4,"Job`, is "not a JSON event" to the reader and is left out here: Spark never
+/// writes one.)
 fn cut_last_line(text: &str) -> Option<(&str, &str)> {
     let body = text.trim_end();
     let start = body.rfind('\n').map_or(0, |i| i + 1);
     let (head, last) = body.split_at(start);
-    let last_trimmed = last.trim();
-    if last_trimmed.is_empty() {
+    if last.trim().is_empty() {
         return None;
     }
-    match serde_json::from_str::<serde_json::Value>(last_trimmed) {
-        Err(e) if e.is_eof() => Some((head, last)),
+    match spark::parse(last, "fuzz") {
+        Err(e) if e.to_string().contains("cut short") => Some((head, last)),
         _ => None,
     }
 }
 
 /// A plain Spark event log: every job read is a well-formed DAG, and as a workload its jobs
-/// arrive in order. When its last line is cut short (not JSON because the text ends: what
-/// Spark's History Server drops from a log still being written), the log read as an
-/// `.inprogress` file, by `spark::read` and as the CLI finds it (by its content), is the log
-/// without that line, with the drop noted.
+/// arrive in order. When its last line is an event cut short (what Spark's History Server drops
+/// from a log still being written), the log read as an `.inprogress` file, by `spark::read` and
+/// as the CLI finds it (by its content), is the log without that line, with the drop noted.
 pub fn dag_spark(data: &[u8]) -> Outcome {
     let Some(t) = text(data) else { return Outcome::Skipped };
     let r = spark::parse(t, "fuzz");
