@@ -490,3 +490,59 @@ fn slow_bodies_time_out_and_pending_requests_are_bounded() {
     let (_, text) = srv.get("/metrics");
     assert_eq!(metric(&text, "graphene_requests_rejected_total "), Some(1.0), "{text}");
 }
+
+/// An option nested 100,000 deep (far past the JSON reader's recursion limit of 128) is a 400
+/// naming the option, read no further than its first character; it used to panic a worker (500)
+/// and leave `graphene_jobs_running` at 1.
+#[test]
+fn nested_options_are_refused_by_name() {
+    let srv = Server::start(&["--workers", "1"]);
+    let example = read("traces/example.json");
+    let deep = |open: &str, close: &str| format!("{}{}", open.repeat(100_000), close.repeat(100_000));
+    let nested = "(options are numbers, strings or booleans, never nested)";
+    let cases = [
+        ("seed", deep("[", "]"), format!("request body: seed: invalid type: sequence, expected u64 {nested}")),
+        (
+            "machines",
+            format!("{}1{}", r#"{"a":"#.repeat(100_000), "}".repeat(100_000)),
+            format!("request body: machines: invalid type: map, expected usize {nested}"),
+        ),
+        (
+            "no_timing",
+            "[true]".to_string(),
+            format!("request body: no_timing: invalid type: sequence, expected a boolean {nested}"),
+        ),
+        (
+            "seed",
+            "\"seven\"".to_string(),
+            "request body: seed: invalid type: string \"seven\", expected u64".to_string(),
+        ),
+    ];
+    for (name, value, want) in &cases {
+        let body = format!(r#"{{"dag": {example}, "{name}": {value}}}"#);
+        for endpoint in ["/v1/schedule", "/v1/lower-bound"] {
+            let (code, resp) = srv.post(endpoint, body.as_bytes());
+            assert_eq!(code, 400, "{name} at {endpoint}: {resp}");
+            assert_eq!(&error_of(&resp), want, "{endpoint}");
+        }
+    }
+    // An unknown option is named as unknown whatever it holds.
+    let body = format!(r#"{{"dag": {example}, "colour": {}}}"#, deep("[", "]"));
+    let (code, resp) = srv.post("/v1/schedule", body.as_bytes());
+    assert_eq!(code, 400, "{resp}");
+    assert!(error_of(&resp).starts_with("request body: unknown field `colour`, expected one of `scheduler`"), "{resp}");
+    // The validate envelope takes options too.
+    let body = format!(r#"{{"dag": {example}, "schedule": {{}}, "query": {}}}"#, deep("[", "]"));
+    let (code, resp) = srv.post("/v1/validate", body.as_bytes());
+    assert_eq!(code, 400, "{resp}");
+    assert!(error_of(&resp).starts_with("request body: query: invalid type: sequence, expected u32"), "{resp}");
+
+    let (_, text) = srv.get("/metrics");
+    assert_eq!(metric(&text, "graphene_jobs_running "), Some(0.0), "{text}");
+    assert!(!text.contains("status=\"500\""), "{text}");
+    let (code, resp) = srv.post("/v1/schedule?no_timing=true", example.as_bytes());
+    assert_eq!(code, 200, "{resp}");
+    let (code, stderr) = srv.stop();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
