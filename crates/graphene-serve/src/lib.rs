@@ -15,11 +15,13 @@
 //! blocking threads at once; a request that times out also stops its computation (the offline
 //! search polls the request's deadline), so its worker is free again soon after the 503.
 
+mod body;
 pub mod config;
 mod handlers;
 pub mod metrics;
 pub mod request;
 mod router;
+mod server;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -75,7 +77,8 @@ pub fn run(config: ServeConfig, ready: impl FnOnce(SocketAddr) -> Result<()>) ->
             .await
             .map_err(|e| Error::Usage(format!("cannot listen on {addr}: {e}")))?;
         ready(listener.local_addr()?)?;
-        axum::serve(listener, router(AppState::new(config))).with_graceful_shutdown(shutdown_signal()).await?;
+        let state = AppState::new(config);
+        server::serve(listener, router(state.clone()), state, shutdown_signal()).await?;
         Ok(())
     });
     // Jobs that timed out may still be computing; their answers are no longer wanted.

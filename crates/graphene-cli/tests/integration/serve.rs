@@ -442,12 +442,13 @@ fn one_hostile_request_does_not_take_the_service_down() {
 }
 
 /// A request answered 503 at its timeout also stops its computation: the worker comes back
-/// and the metrics count the job as cancelled.
+/// and the metrics count the job as cancelled. (The improver's budget of a billion placements
+/// would take it many minutes.)
 #[test]
 fn a_timed_out_request_stops_its_work() {
-    let srv = Server::start(&["--timeout", "1ms", "--workers", "1"]);
-    let Some(slow) = slow_dag() else { return };
-    let (code, resp) = srv.post("/v1/schedule", slow.as_bytes());
+    let srv = Server::start(&["--timeout", "300ms", "--workers", "1"]);
+    let example = read("traces/example.json");
+    let (code, resp) = srv.post("/v1/schedule?improve=1000000000", example.as_bytes());
     assert_eq!(code, 503, "{resp}");
     let mut text = String::new();
     for _ in 0..200 {
@@ -545,4 +546,164 @@ fn nested_options_are_refused_by_name() {
     let (code, stderr) = srv.stop();
     assert_eq!(code, Some(0), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+fn addr_of(srv: &Server) -> String {
+    srv.base.trim_start_matches("http://").to_string()
+}
+
+/// Reads until the server closes the connection (EOF or reset): what it sent first. Panics if the
+/// connection is still open after a minute.
+fn until_closed(s: &mut std::net::TcpStream) -> String {
+    use std::io::Read;
+    s.set_read_timeout(Some(std::time::Duration::from_secs(60))).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => panic!("the connection was not closed: {e}"),
+        }
+    }
+    String::from_utf8_lossy(&got).into_owned()
+}
+
+/// Connections that send nothing cannot crowd the service out: at --max-connections a new
+/// connection closes the one idle for longest, so /healthz is answered with 20 half-open
+/// connections against a cap of 8, and the 13 oldest of them are closed.
+#[test]
+fn half_open_connections_cannot_crowd_out_requests() {
+    use std::io::Read;
+    let srv = Server::start(&["--max-connections", "8", "--header-timeout", "60s"]);
+    let addr = addr_of(&srv);
+    let mut idle: Vec<std::net::TcpStream> = (0..20).map(|_| std::net::TcpStream::connect(&addr).unwrap()).collect();
+    // One agent: /healthz and /metrics share the 21st connection.
+    let agent = ureq::agent();
+    let (code, body) = answer(agent.get(&format!("{}/healthz", srv.base)).call());
+    assert_eq!((code, body.as_str()), (200, "ok\n"));
+    let (code, text) = answer(agent.get(&format!("{}/metrics", srv.base)).call());
+    assert_eq!(code, 200);
+    assert_eq!(metric(&text, "graphene_connections_dropped_total{reason=\"evicted\"} "), Some(13.0), "{text}");
+    assert_eq!(metric(&text, "graphene_connections_open "), Some(8.0), "{text}");
+    for s in &mut idle[..13] {
+        assert_eq!(until_closed(s), "");
+    }
+    for s in &mut idle[13..] {
+        s.set_read_timeout(Some(std::time::Duration::from_millis(100))).unwrap();
+        let e = loop {
+            match s.read(&mut [0u8; 1]) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                r => break r.expect_err("a younger idle connection stays open"),
+            }
+        };
+        assert!(matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut), "{e}");
+    }
+    // A request on one of them is served as on any connection.
+    use std::io::Write;
+    idle[19].write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let got = until_closed(&mut idle[19]);
+    assert!(got.starts_with("HTTP/1.1 200") && got.ends_with("ok\n"), "{got}");
+    let (code, stderr) = srv.stop();
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// A connection that does not send a request's headers within --header-timeout is closed, as
+/// is one that sends nothing; a body that stops arriving gets 408 at --body-timeout.
+#[test]
+fn header_and_body_read_timeouts_close_slow_clients() {
+    use std::io::Write;
+    let srv = Server::start(&["--header-timeout", "300ms", "--body-timeout", "300ms", "--timeout", "60s"]);
+    let addr = addr_of(&srv);
+    let mut silent = std::net::TcpStream::connect(&addr).unwrap();
+    let mut half = std::net::TcpStream::connect(&addr).unwrap();
+    half.write_all(b"POST /v1/sched").unwrap();
+    let mut headers = std::net::TcpStream::connect(&addr).unwrap();
+    headers.write_all(b"POST /v1/lower-bound HTTP/1.1\r\nHost: x\r\nContent-Len").unwrap();
+    let mut body = std::net::TcpStream::connect(&addr).unwrap();
+    body.write_all(b"POST /v1/lower-bound HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"sta").unwrap();
+    for s in [&mut silent, &mut half, &mut headers] {
+        let got = until_closed(s);
+        assert!(got.is_empty() || got.starts_with("HTTP/1.1 408"), "{got}");
+    }
+    let got = until_closed(&mut body);
+    assert!(got.starts_with("HTTP/1.1 408"), "{got}");
+    assert!(got.contains("request body not received within 300ms (--body-timeout)"), "{got}");
+    // A kept-alive connection is closed after --header-timeout without a next request, and the
+    // service serves everyone else meanwhile.
+    let mut kept = std::net::TcpStream::connect(&addr).unwrap();
+    kept.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let got = until_closed(&mut kept);
+    assert!(got.starts_with("HTTP/1.1 200") && got.ends_with("ok\n"), "{got}");
+    let example = read("traces/example.json");
+    let (code, _) = srv.post("/v1/lower-bound", example.as_bytes());
+    assert_eq!(code, 200);
+    let (code, stderr) = srv.stop();
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// A saturated service answers large bodies with the documented 503 and `Retry-After`, not a
+/// broken pipe: a refused body is read and discarded before the answer goes out (so is one over
+/// --max-body, up to twice the limit, answered 413).
+#[test]
+fn a_saturated_service_answers_503_to_large_bodies() {
+    use std::io::Write;
+    let srv = Server::start(&["--workers", "1", "--max-pending", "1", "--timeout", "60s", "--body-timeout", "60s"]);
+    let example = read("traces/example.json");
+    // The only slot, held by a body that does not finish.
+    let mut slow = std::net::TcpStream::connect(addr_of(&srv)).unwrap();
+    slow.write_all(b"POST /v1/lower-bound HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{").unwrap();
+    let busy = "busy: 1 requests in flight (--max-pending); retry later";
+    let mut admitted = false;
+    for _ in 0..200 {
+        let (code, resp) = srv.post("/v1/lower-bound", example.as_bytes());
+        if code == 503 && error_of(&resp) == busy {
+            admitted = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    assert!(admitted, "the slow request never held the slot");
+    // 10 MB bodies (a DAG padded with spaces), 8 at once.
+    let mut big = format!(r#"{{"dag": {example}"#).into_bytes();
+    big.resize(10_000_000 - 1, b' ');
+    big.push(b'}');
+    let url = format!("{}/v1/lower-bound", srv.base);
+    let answers: Vec<_> = std::thread::scope(|s| {
+        let clients: Vec<_> = (0..8)
+            .map(|_| {
+                s.spawn(|| match ureq::post(&url).send_bytes(&big) {
+                    Err(ureq::Error::Status(code, resp)) => {
+                        (code, resp.header("Retry-After").map(String::from), error_of(&resp.into_string().unwrap()))
+                    }
+                    Ok(resp) => (resp.status(), None, String::new()),
+                    Err(e) => panic!("no answer to a 10 MB body: {e}"),
+                })
+            })
+            .collect();
+        clients.into_iter().map(|c| c.join().unwrap()).collect()
+    });
+    for a in &answers {
+        assert_eq!(a, &(503, Some("1".to_string()), busy.to_string()));
+    }
+    // Over --max-body (16 MiB): 413, also while saturated.
+    let mut huge = big.clone();
+    huge.resize(20_000_000, b' ');
+    let (code, resp) = srv.post("/v1/lower-bound", &huge);
+    assert_eq!((code, error_of(&resp).as_str()), (413, "request body is larger than 16777216 bytes (--max-body)"));
+    // The slow client goes away: its slot is free again.
+    drop(slow);
+    let mut code = 0;
+    for _ in 0..200 {
+        code = srv.post("/v1/lower-bound", example.as_bytes()).0;
+        if code == 200 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    assert_eq!(code, 200);
+    let (_, text) = srv.get("/metrics");
+    assert!(metric(&text, "graphene_requests_rejected_total ").is_some_and(|n| n >= 9.0), "{text}");
 }
