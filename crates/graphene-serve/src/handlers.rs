@@ -169,8 +169,14 @@ pub fn status_of(e: &Error) -> StatusCode {
 }
 
 /// The CPU part of a request: parse, compute, render, as the CLI command would (public for the
-/// fuzz targets, which run whole requests without a server).
+/// fuzz targets, which run whole requests without a server). Reading the body observes
+/// `deadline` too (the readers poll it), so a request answered 503 stops while still parsing.
 pub fn answer(body: &[u8], query: Options, endpoint: Endpoint, deadline: &Deadline) -> Result<Vec<u8>> {
+    graphene::deadline::scope(deadline, || answer_within(body, query, endpoint, deadline))
+}
+
+fn answer_within(body: &[u8], query: Options, endpoint: Endpoint, deadline: &Deadline) -> Result<Vec<u8>> {
+    deadline.check("the request")?;
     let job = request::parse(body, query, endpoint)?;
     deadline.check("the request")?;
     match endpoint {

@@ -123,6 +123,7 @@ pub fn parse(text: &str, name: &str) -> Result<Dag> {
     c.stmts(&graph.stmts, Attrs::new(), Attrs::new());
     let mut g = TaskGraph::default();
     for n in &c.order {
+        crate::deadline::poll()?;
         let a = &c.nodes[n];
         let at = format!("node {n}");
         let duration = match (a.get("runtime"), a.get("size")) {
@@ -143,6 +144,7 @@ pub fn parse(text: &str, name: &str) -> Result<Dag> {
         })?;
     }
     for (a, b, attrs) in &c.edges {
+        crate::deadline::poll()?;
         let at = format!("edge {a} -> {b}");
         let data = attrs.get("size").map(|v| number(v, &at, "size")).transpose()?.unwrap_or(0.0) / 1e6;
         g.edge(a, b, data, &at)?;

@@ -79,6 +79,7 @@ pub fn parse(text: &str, name: &str) -> Result<Dag> {
     let mut g = TaskGraph::default();
     let mut preds: Vec<(u64, Vec<u64>, usize)> = Vec::with_capacity(total as usize);
     for k in 0..total {
+        crate::deadline::poll()?;
         let (id, line) = t.next("a task id")?;
         if id != k {
             return Err(Error::Syntax {
