@@ -95,7 +95,7 @@ async fn compute(
             // Counted down however the job ends, a panic included.
             let _running = Running::start(&state.metrics.running);
             let out = work(&deadline);
-            if matches!(out, Err(Error::TimedOut { .. })) {
+            if out.as_ref().is_err_and(timed_out_error) {
                 state.metrics.cancelled.inc();
             }
             out
@@ -108,12 +108,20 @@ async fn compute(
             timed_out(st)
         }
         Ok(Err(_panicked)) => error(StatusCode::INTERNAL_SERVER_ERROR, "internal error: the worker failed"),
-        Ok(Ok(Err(Error::TimedOut { .. }))) => {
+        Ok(Ok(Err(e))) if timed_out_error(&e) => {
             st.metrics.timeouts.inc();
             timed_out(st)
         }
         Ok(Ok(Err(e))) => error(status_of(&e), &e.to_string()),
         Ok(Ok(Ok(json))) => ([(header::CONTENT_TYPE, "application/json")], json).into_response(),
+    }
+}
+
+/// The work stopped at its deadline (a reader's stop comes named after its file).
+fn timed_out_error(e: &Error) -> bool {
+    match e {
+        Error::InFile { source, .. } | Error::AtLine { source, .. } => timed_out_error(source),
+        e => matches!(e, Error::TimedOut { .. }),
     }
 }
 

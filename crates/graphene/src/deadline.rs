@@ -154,8 +154,11 @@ mod tests {
         assert!(stopped < POLL_EVERY as usize, "{stopped}");
         // Outside the scope again: nothing to stop.
         assert!((0..2 * POLL_EVERY).all(|_| poll().is_ok()));
-        let msg = scope(&Deadline::after(Duration::ZERO), poll).unwrap_err().to_string();
-        assert_eq!(msg, "reading the input stopped: time limit of 0s reached");
+        let stopped = scope(&Deadline::after(Duration::ZERO), poll).unwrap_err();
+        // Not an error of the input: naming the file or line does not wrap it.
+        let stopped = stopped.at_line(3).in_file(std::path::Path::new("dag.json"));
+        assert!(matches!(stopped, Error::TimedOut { .. }), "{stopped:?}");
+        assert_eq!(stopped.to_string(), "reading the input stopped: time limit of 0s reached");
     }
 
     /// Every reader the service runs polls the ambient deadline per element, and an expired
