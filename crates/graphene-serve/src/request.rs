@@ -15,6 +15,7 @@ use serde_json::value::RawValue;
 use graphene::error::{Error, Result};
 use graphene::formats::{self, schedule_file, Format, LoadOptions};
 use graphene::model::{Cluster, ClusterSpec, Dag, Network};
+use graphene::request::ClusterOptions;
 use graphene::Scheduler;
 
 pub const DAG_FILE: &str = "dag.json";
@@ -225,27 +226,28 @@ fn parse_dag(text: &str, opts: &LoadOptions) -> Result<Dag> {
     Ok(dags.remove(0))
 }
 
-/// As the CLI's cluster flags: a cluster file, or `machines` x `capacity` (10 default machines).
+/// As the CLI's cluster flags: a cluster file, or `machines` x `capacity` (10 default machines),
+/// checked by the library's rules for the flags (the machine count against `--limit-machines`
+/// before anything is allocated), so that the messages are the CLI's.
 fn cluster_spec(text: Option<&str>, o: &Options) -> Result<ClusterSpec> {
-    let mut spec = match text {
-        Some(t) => formats::cluster::parse(t).map_err(|e| e.in_file(Path::new(CLUSTER_FILE)))?,
-        None => {
-            let cap = match &o.capacity {
-                Some(c) => formats::cluster::parse_capacity(c)?,
-                None => ClusterSpec::default_capacity(),
-            };
-            let n = o.machines.unwrap_or(10);
-            if n == 0 {
-                return Err(Error::Usage("--machines must be at least 1".into()));
-            }
-            graphene::limits::current().check_machines(n as u64, "machines")?;
-            ClusterSpec::uniform(n, cap)
-        }
+    let flags = ClusterOptions {
+        file: None,
+        machines: o.machines,
+        capacity: o.capacity.clone(),
+        no_overbook: o.no_overbook.unwrap_or(false),
+        speeds: None,
+        bandwidth: None,
     };
-    if o.no_overbook.unwrap_or(false) {
-        spec.overbook.clear();
+    match text {
+        Some(t) => {
+            let mut spec = formats::cluster::parse(t).map_err(|e| e.in_file(Path::new(CLUSTER_FILE)))?;
+            if flags.no_overbook {
+                spec.overbook.clear();
+            }
+            Ok(spec)
+        }
+        None => flags.spec(),
     }
-    Ok(spec)
 }
 
 fn resolve(spec: &ClusterSpec, dag: &Dag, from_file: bool) -> Result<Cluster> {

@@ -390,6 +390,9 @@ fn bad_flags_are_refused() {
         (vec!["--timeout", "0s"], "--timeout must be longer than 0"),
         (vec!["--workers", "0"], "--workers must be at least 1"),
         (vec!["--addr", "nowhere"], "--addr 'nowhere'"),
+        (vec!["--max-connections", "0"], "--max-connections must be at least 1"),
+        (vec!["--header-timeout", "0s"], "--header-timeout must be longer than 0"),
+        (vec!["--body-timeout", "soon"], "--body-timeout 'soon'"),
     ] {
         let mut args = vec!["serve"];
         args.extend(&flags);
@@ -420,7 +423,7 @@ fn one_hostile_request_does_not_take_the_service_down() {
     let example = read("traces/example.json");
     let (code, resp) = srv.post("/v1/schedule?machines=1000000000", example.as_bytes());
     assert_eq!(code, 413, "{resp}");
-    assert!(error_of(&resp).starts_with("machines: 1000000000 exceeds the limit of 100000"), "{resp}");
+    assert!(error_of(&resp).starts_with("--machines: 1000000000 exceeds the limit of 100000"), "{resp}");
     let cluster = r#"{"machines": [{"count": 18446744073709551615, "capacity": {"cpu": 1}}]}"#;
     let (code, resp) = srv.post("/v1/schedule", format!(r#"{{"dag": {example}, "cluster": {cluster}}}"#).as_bytes());
     assert_eq!(code, 413, "{resp}");
@@ -706,4 +709,52 @@ fn a_saturated_service_answers_503_to_large_bodies() {
     assert_eq!(code, 200);
     let (_, text) = srv.get("/metrics");
     assert!(metric(&text, "graphene_requests_rejected_total ").is_some_and(|n| n >= 9.0), "{text}");
+}
+
+/// Every count a request can set is checked before any work, by the library's rules and with
+/// the CLI's messages: the machine count in the query string and in the envelope of every
+/// endpoint, a cluster's counts summed, a DAG's tasks; a TPC-H query that is not in the file is
+/// refused; the work budgets (`improve`, `exact_nodes`) are bounded by --timeout and give their
+/// worker back.
+#[test]
+fn counts_in_requests_are_checked_before_work() {
+    let srv = Server::start(&["--workers", "1", "--timeout", "1s"]);
+    let example = read("traces/example.json");
+    let machines = "--machines: 1000000000 exceeds the limit of 100000 (raise it with --limit-machines)";
+    let (code, schedule) = srv.post("/v1/schedule?no_timing=true", example.as_bytes());
+    assert_eq!(code, 200, "{schedule}");
+    for (path, body) in [
+        ("/v1/schedule?machines=1000000000", example.clone()),
+        ("/v1/lower-bound", format!(r#"{{"dag": {example}, "machines": 1000000000}}"#)),
+        ("/v1/validate", format!(r#"{{"dag": {example}, "schedule": {schedule}, "machines": 1000000000}}"#)),
+    ] {
+        let (code, resp) = srv.post(path, body.as_bytes());
+        assert_eq!((code, error_of(&resp).as_str()), (413, machines), "{path}");
+    }
+    // The CLI says the same under its own (higher) limit.
+    let dir = tempdir();
+    write(dir.path(), "dag.json", &example);
+    let cli = cli_in(dir.path(), &["build-schedule", "dag.json", "--machines", "1000000000", "-q"]);
+    assert_eq!(cli.stderr, format!("error: {}\n", machines.replace("100000 ", "1000000 ")));
+    let (code, resp) = srv.post("/v1/schedule?machines=18446744073709551616", example.as_bytes());
+    assert_eq!(code, 400, "{resp}");
+    let group = r#"{"count": 60000, "capacity": {"cpu": 16, "mem": 64, "disk": 200, "net": 1250}}"#;
+    let cluster = format!(r#"{{"machines": [{group}, {group}]}}"#);
+    let (code, resp) = srv.post("/v1/lower-bound", format!(r#"{{"dag": {example}, "cluster": {cluster}}}"#).as_bytes());
+    assert_eq!(
+        (code, error_of(&resp).as_str()),
+        (413, "cluster.json: machines[1].count: 120000 exceeds the limit of 100000 (raise it with --limit-machines)")
+    );
+    let tpch = read("tests/data/tpch-2g-q6.json");
+    let (code, resp) = srv.post("/v1/lower-bound?query=4294967295", tpch.as_bytes());
+    assert_eq!(code, 422, "{resp}");
+    assert!(error_of(&resp).contains("query 4294967295 is not in this file"), "{resp}");
+    // Budgets of 2^64-1: the search stops at --timeout and the worker is free for the next one.
+    let budgets = "improve=18446744073709551614&exact=true&exact_nodes=18446744073709551615";
+    let (code, resp) = srv.post(&format!("/v1/schedule?{budgets}"), example.as_bytes());
+    assert!(code == 200 || (code == 503 && error_of(&resp) == "not finished within 1s (--timeout)"), "{code} {resp}");
+    let (code, resp) = srv.post("/v1/lower-bound", example.as_bytes());
+    assert_eq!(code, 200, "{resp}");
+    let (code, stderr) = srv.stop();
+    assert_eq!(code, Some(0), "{stderr}");
 }
