@@ -17,15 +17,16 @@ pub struct Args {
     /// Answer 503 to a request not done in this time (e.g. 10s, 500ms).
     #[arg(long, value_name = "DURATION", default_value = "10s")]
     pub timeout: String,
-    /// Requests admitted at once (running or waiting for a worker); more get 503 at once
-    /// [default: 16 per worker].
+    /// Requests admitted at once (running or waiting for a worker); more get 503 at once, with
+    /// Retry-After: 1 [default: 16 per worker].
     #[arg(long, value_name = "N")]
     pub max_pending: Option<usize>,
     /// Time a connection may take to send a request's headers (and, kept alive, to start its
     /// next request); then it is closed [default: 10s].
     #[arg(long, value_name = "DURATION")]
     pub header_timeout: Option<String>,
-    /// Time a request's body may take to arrive; then 408 [default: 10s].
+    /// Time a request's body may take to arrive; then 408. Also how long the body of a refused
+    /// request is read (and thrown away) so that its client gets the answer [default: 10s].
     #[arg(long, value_name = "DURATION")]
     pub body_timeout: Option<String>,
     /// Connections open at once; at the limit a new connection closes the one idle longest
