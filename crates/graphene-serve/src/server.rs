@@ -4,14 +4,15 @@
 //! A client that opens connections and sends nothing (or half a request line) costs a socket and
 //! a task each. The header-read timeout closes such a connection after `--header-timeout`, and
 //! the cap keeps the process below its open-files limit, so that `accept` never fails for want
-//! of a descriptor: at the cap a new connection closes the one idle for longest (no request in
-//! progress on it), which is where half-open connections are, and `/healthz` stays answerable.
+//! of a descriptor: at the cap a new connection closes the one idle longest (no request in
+//! progress on it, and none for the longest time), which is where half-open connections are,
+//! and `/healthz` stays answerable.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -29,16 +30,19 @@ use super::AppState;
 
 /// One open connection, as the cap sees it.
 struct Conn {
+    /// Its key in the table: the time of its last activity (being accepted, or the end of its
+    /// last request) as a count, so that the table lists connections idle longest first.
+    key: AtomicU64,
     /// Requests in progress on it (hyper serves one at a time; 0: idle, waiting for headers).
     requests: AtomicUsize,
     /// Told to close the connection now.
     evict: Notify,
 }
 
-/// The open connections, oldest first (ids grow with time).
+/// The open connections, by last activity, least recent first.
 struct Connections {
     open: Mutex<BTreeMap<u64, Arc<Conn>>>,
-    next: AtomicUsize,
+    next: AtomicU64,
     max: usize,
     state: Arc<AppState>,
 }
@@ -49,30 +53,41 @@ impl Connections {
         self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Registers a new connection. At the cap, the connection idle for longest is told to close
+    /// Registers a new connection. At the cap, the connection idle longest is told to close
     /// first; None when every open connection is in a request (the new one is refused).
-    fn admit(&self) -> Option<(u64, Arc<Conn>)> {
+    fn admit(&self) -> Option<Arc<Conn>> {
         let mut open = self.table();
-        if open.len() >= self.max && !self.evict_oldest_idle(&mut open) {
+        if open.len() >= self.max && !self.evict_idle_longest(&mut open) {
             self.state.metrics.dropped.with_label_values(&["refused"]).inc();
             return None;
         }
-        let id = self.next.fetch_add(1, Ordering::Relaxed) as u64;
-        let conn = Arc::new(Conn { requests: AtomicUsize::new(0), evict: Notify::new() });
-        open.insert(id, conn.clone());
+        let key = self.next.fetch_add(1, Ordering::Relaxed);
+        let conn = Arc::new(Conn { key: AtomicU64::new(key), requests: AtomicUsize::new(0), evict: Notify::new() });
+        open.insert(key, conn.clone());
         self.state.metrics.connections.set(open.len() as i64);
-        Some((id, conn))
+        Some(conn)
     }
 
-    /// Closes the idle connection open longest, if any (the process is out of descriptors).
+    /// A request on `conn` ended: it is now the connection idle for the shortest time.
+    fn touch(&self, conn: &Conn) {
+        let mut open = self.table();
+        // Gone already when it was evicted.
+        if let Some(c) = open.remove(&conn.key.load(Ordering::Acquire)) {
+            let key = self.next.fetch_add(1, Ordering::Relaxed);
+            conn.key.store(key, Ordering::Release);
+            open.insert(key, c);
+        }
+    }
+
+    /// Closes the connection idle longest, if any (the process is out of descriptors).
     fn make_room(&self) -> bool {
-        self.evict_oldest_idle(&mut self.table())
+        self.evict_idle_longest(&mut self.table())
     }
 
-    /// Tells the idle connection open longest to close and forgets it; false when none is idle.
-    fn evict_oldest_idle(&self, open: &mut BTreeMap<u64, Arc<Conn>>) -> bool {
-        let idle = open.iter().find(|(_, c)| c.requests.load(Ordering::Acquire) == 0).map(|(id, _)| *id);
-        let Some(conn) = idle.and_then(|id| open.remove(&id)) else {
+    /// Tells the connection idle longest to close and forgets it; false when none is idle.
+    fn evict_idle_longest(&self, open: &mut BTreeMap<u64, Arc<Conn>>) -> bool {
+        let idle = open.iter().find(|(_, c)| c.requests.load(Ordering::Acquire) == 0).map(|(key, _)| *key);
+        let Some(conn) = idle.and_then(|key| open.remove(&key)) else {
             return false;
         };
         conn.evict.notify_one();
@@ -81,9 +96,9 @@ impl Connections {
         true
     }
 
-    fn close(&self, id: u64) {
+    fn close(&self, conn: &Conn) {
         let mut open = self.table();
-        open.remove(&id);
+        open.remove(&conn.key.load(Ordering::Acquire));
         self.state.metrics.connections.set(open.len() as i64);
     }
 
@@ -97,6 +112,7 @@ impl Connections {
             }
             !idle
         });
+        self.state.metrics.connections.set(open.len() as i64);
     }
 }
 
@@ -121,18 +137,19 @@ impl Drop for Discarding {
     }
 }
 
-/// Marks a connection busy for the life of one request.
-struct InRequest(Arc<Conn>);
+/// Marks a connection busy for the life of one request, and most recently active after it.
+struct InRequest(Arc<Conn>, Arc<Connections>);
 
 impl InRequest {
-    fn start(conn: &Arc<Conn>) -> InRequest {
+    fn start(conn: &Arc<Conn>, conns: &Arc<Connections>) -> InRequest {
         conn.requests.fetch_add(1, Ordering::AcqRel);
-        InRequest(conn.clone())
+        InRequest(conn.clone(), conns.clone())
     }
 }
 
 impl Drop for InRequest {
     fn drop(&mut self) {
+        self.1.touch(&self.0);
         self.0.requests.fetch_sub(1, Ordering::AcqRel);
     }
 }
@@ -147,7 +164,7 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let conns = Arc::new(Connections {
         open: Mutex::new(BTreeMap::new()),
-        next: AtomicUsize::new(0),
+        next: AtomicU64::new(0),
         max: state.config.max_connections,
         state: state.clone(),
     });
@@ -172,12 +189,11 @@ pub async fn serve(
             },
             _ = &mut shutdown => break,
         };
-        let Some((id, conn)) = conns.admit() else {
+        let Some(conn) = conns.admit() else {
             drop(stream);
             continue;
         };
         let task = Connection {
-            id,
             conn,
             conns: conns.clone(),
             service: service.clone(),
@@ -201,7 +217,6 @@ fn is_connection_error(e: &std::io::Error) -> bool {
 }
 
 struct Connection {
-    id: u64,
     conn: Arc<Conn>,
     conns: Arc<Connections>,
     service: TowerToHyperService<Router>,
@@ -212,11 +227,11 @@ struct Connection {
 impl Connection {
     async fn run(mut self, stream: TcpStream) {
         // Leaves the table however the task ends.
-        let _registered = Registered(self.conns.clone(), self.id);
+        let _registered = Registered(self.conns.clone(), self.conn.clone());
         let config = &self.conns.state.config;
-        let (conn, service) = (self.conn.clone(), self.service.clone());
+        let (conn, conns, service) = (self.conn.clone(), self.conns.clone(), self.service.clone());
         let svc = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
-            let busy = InRequest::start(&conn);
+            let busy = InRequest::start(&conn, &conns);
             req.extensions_mut().insert(ConnHandle(conn.clone()));
             let answer = hyper::service::Service::call(&service, req);
             async move {
@@ -253,11 +268,11 @@ impl Connection {
     }
 }
 
-struct Registered(Arc<Connections>, u64);
+struct Registered(Arc<Connections>, Arc<Conn>);
 
 impl Drop for Registered {
     fn drop(&mut self) {
-        self.0.close(self.1);
+        self.0.close(&self.1);
     }
 }
 

@@ -758,3 +758,53 @@ fn counts_in_requests_are_checked_before_work() {
     let (code, stderr) = srv.stop();
     assert_eq!(code, Some(0), "{stderr}");
 }
+
+/// At --max-connections the connection idle longest goes first, counted from the end of its
+/// last request: a kept-alive connection opened first but used since outlives the half-open
+/// connections opened after it.
+#[test]
+fn the_connection_idle_longest_is_closed_first() {
+    let srv = Server::start(&["--max-connections", "4", "--header-timeout", "60s"]);
+    let addr = addr_of(&srv);
+    // GET `path` on a kept-alive connection: the body.
+    let get = |s: &mut std::net::TcpStream, path: &str| -> String {
+        use std::io::{Read, Write};
+        s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes()).unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 65536];
+        loop {
+            let text = String::from_utf8_lossy(&got).into_owned();
+            if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                let len: usize = head
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().unwrap())
+                    })
+                    .expect("a content-length");
+                if body.len() >= len {
+                    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+                    return body.to_string();
+                }
+            }
+            let n = s.read(&mut buf).unwrap();
+            assert!(n > 0, "closed: {text}");
+            got.extend_from_slice(&buf[..n]);
+        }
+    };
+    let mut kept = std::net::TcpStream::connect(&addr).unwrap();
+    assert_eq!(get(&mut kept, "/healthz"), "ok\n");
+    let mut idle: Vec<_> = (0..3).map(|_| std::net::TcpStream::connect(&addr).unwrap()).collect();
+    // Once the server has the four, the first connection's latest request makes it the most
+    // recently active of them.
+    while metric(&get(&mut kept, "/metrics"), "graphene_connections_open ") != Some(4.0) {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // Two more connections close the two half-open ones idle longest.
+    let _more: Vec<_> = (0..2).map(|_| std::net::TcpStream::connect(&addr).unwrap()).collect();
+    for s in &mut idle[..2] {
+        assert_eq!(until_closed(s), "");
+    }
+    assert_eq!(get(&mut kept, "/healthz"), "ok\n");
+    let (code, stderr) = srv.stop();
+    assert_eq!(code, Some(0), "{stderr}");
+}
