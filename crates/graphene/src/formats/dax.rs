@@ -140,6 +140,7 @@ pub fn parse(text: &str, name: &str) -> Result<Dag> {
     let mut uses: Vec<(String, Vec<Uses>)> = Vec::new();
     let mut explicit: Vec<(String, String, String)> = Vec::new();
     for el in root.children().filter(|n| n.is_element()) {
+        crate::deadline::poll()?;
         let at = format!("line {}", line(el));
         match el.tag_name().name() {
             "job" => {

@@ -64,6 +64,7 @@ impl TaskIn {
 /// reports such tasks among its violations instead; charts and exports cannot use them at all.
 pub fn check_tasks(tasks: &[TaskIn], machines: Option<usize>) -> Result<()> {
     for (i, t) in tasks.iter().enumerate() {
+        crate::deadline::poll()?;
         if t.machine < 0 || machines.is_some_and(|m| t.machine as usize >= m) {
             let m = machines.map_or("machines >= 0".to_string(), |m| format!("{m} machines (0..{})", m.max(1) - 1));
             return Err(Error::field(format!("tasks[{i}].machine"), format!("{} is not one of {m}", t.machine)));

@@ -196,6 +196,7 @@ pub fn read(parts: &[LogPart]) -> Result<AppLog> {
     for (f, part) in parts.iter().enumerate() {
         let last = part.text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).map(|(i, _)| i).last();
         for (i, raw) in part.text.lines().enumerate() {
+            crate::deadline::poll()?;
             let line = raw.trim();
             if line.is_empty() {
                 continue;
