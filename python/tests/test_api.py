@@ -191,6 +191,25 @@ def test_bad_inputs_raise_the_clis_message(cli, tmp_path, content, cls):
     assert isinstance(e.value, graphene_sched.GrapheneError)
 
 
+def test_hostile_task_graphs_raise_the_clis_message(cli, tmp_path):
+    # 100,000 nested DAX elements overflowed the stack (the interpreter died); a DOT edge product
+    # of 8,000 x 8,000 nodes (100 KB) asked for 64 million edges before the limit was checked.
+    n = 100_000
+    names = lambda p: " ".join(f"{p}{i}" for i in range(8000))
+    cases = [
+        ("deep.dax", "<adag>" + "<a>" * n + "</a>" * n + "</adag>", graphene.ParseError),
+        ("product.dot", f"digraph {{\n node [runtime=1]\n {{{names('a')}}} -> {{{names('b')}}}\n}}\n", graphene.TooLargeError),
+    ]
+    for name, text, cls in cases:
+        path = tmp_path / name
+        path.write_text(text)
+        r = cli("lower-bound", str(path), check=False)
+        assert r.returncode == 1, name
+        with pytest.raises(cls) as e:
+            graphene.read_dags(str(path))
+        assert str(e.value) == cli_error(r)
+
+
 def test_io_and_usage_errors(cli):
     r = cli("build-schedule", "missing.json", check=False)
     with pytest.raises(graphene_sched.GrapheneIOError) as e:

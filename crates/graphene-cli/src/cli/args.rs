@@ -24,7 +24,8 @@ pub struct LimitArgs {
     /// Most jobs in a workload trace [default: 1000000].
     #[arg(long, value_name = "N", global = true)]
     pub limit_jobs: Option<u64>,
-    /// Largest input file, e.g. 512MiB [default: 1GiB; serve: 256MiB].
+    /// Largest input file, e.g. 512MiB; also bounds the attribute bytes a DOT file applies to
+    /// its nodes, defaults counted per node [default: 1GiB; serve: 256MiB].
     #[arg(long, value_name = "SIZE", global = true)]
     pub limit_input: Option<String>,
 }

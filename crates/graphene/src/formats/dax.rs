@@ -14,6 +14,8 @@
 //!   (MB) / 1000 in GB; `disk` = the bytes the job reads and writes over its runtime, in MB/s
 //!   (as for WfCommons); `net` 0.
 //! * Sub-workflows (`<dag>`, `<dax>`) are not read: they are an error naming the element.
+//! * Elements nest at most [`MAX_NESTING`] (64) levels; deeper XML is refused before it is
+//!   parsed (a DAX nests four).
 
 use std::collections::HashMap;
 
