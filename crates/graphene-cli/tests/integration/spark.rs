@@ -127,11 +127,12 @@ fn a_rolling_log_split_in_parts_gives_the_same_dags() {
     let roll = dir.path().join("eventlog_v2_local-1");
     std::fs::create_dir(&roll).unwrap();
     std::fs::write(roll.join("appstatus_local-1"), "").unwrap();
-    // Out of name order on purpose: part 10 must come after part 2.
-    let third = lines.len() / 3;
-    for (n, chunk) in [(1, &lines[..third]), (2, &lines[third..2 * third]), (10, &lines[2 * third..])] {
-        std::fs::write(roll.join(format!("events_{n}_local-1")), chunk.join("\n") + "\n").unwrap();
+    // Ten parts: in name order part 10 comes before part 2, in Spark's after part 9.
+    let tenth = lines.len().div_ceil(10);
+    for (i, chunk) in lines.chunks(tenth).enumerate() {
+        std::fs::write(roll.join(format!("events_{}_local-1", i + 1)), chunk.join("\n") + "\n").unwrap();
     }
+    assert!(roll.join("events_10_local-1").exists());
     same_dags(&dags(&plain_path), &dags(&roll));
 }
 
@@ -330,6 +331,97 @@ fn an_in_progress_logs_cut_last_line_is_dropped_with_a_note_by_every_command() {
         let want = format!("error: {}: line {lines}, column ", done.display());
         assert!(r.stderr.starts_with(&want) && r.stderr.contains("the line is cut short"), "{}", r.stderr);
     }
+}
+
+/// A rolling log's directory: `appstatus_<status>` (none when empty) and parts (name, text).
+fn rolling(status: &str, parts: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempdir();
+    let roll = dir.path().join("eventlog_v2_local-1");
+    std::fs::create_dir(&roll).unwrap();
+    if !status.is_empty() {
+        std::fs::write(roll.join(format!("appstatus_{status}")), "").unwrap();
+    }
+    for (name, text) in parts {
+        std::fs::write(roll.join(name), text).unwrap();
+    }
+    (dir, roll)
+}
+
+fn refused(path: &Path, want: &str) {
+    let r = run(&args(&["lower-bound", path.to_str().unwrap(), "--machines", "1", "--capacity", "cpu=4,mem=2"]));
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(r.stderr.contains(want), "missing '{want}' in: {}", r.stderr);
+}
+
+#[test]
+fn a_rolling_log_reads_only_its_own_applications_parts_all_of_them() {
+    let text = std::fs::read_to_string(repo(PLAIN)).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let half = lines.len() / 2;
+    let (a, b) = (lines[..half].join("\n") + "\n", lines[half..].join("\n") + "\n");
+
+    // Another application's part beside this one's: refused, naming it and the application
+    // the status file names (Spark writes only its own application's parts here).
+    let (_d, roll) =
+        rolling("local-1", &[("events_1_local-1", &a), ("events_2_local-1", &b), ("events_3_other-7", &b)]);
+    refused(
+        &roll,
+        &format!(
+            "{}: a part of application 'other-7', but this directory's log is application 'local-1' (by \
+             appstatus_local-1)",
+            roll.join("events_3_other-7").display()
+        ),
+    );
+    // Without a status file the parts must agree among themselves.
+    let (_d, roll) = rolling("", &[("events_1_local-1", &a), ("events_2_other-7", &b)]);
+    refused(
+        &roll,
+        "a part of application 'other-7', but this directory's log is application 'local-1' (by events_1_local-1)",
+    );
+    // A part missing between two others.
+    let (_d, roll) = rolling("local-1", &[("events_1_local-1", &a), ("events_3_local-1", &b)]);
+    refused(
+        &roll,
+        &format!(
+            "{}: part 2 is missing between events_1_local-1 and events_3_local-1: the log is incomplete",
+            roll.display()
+        ),
+    );
+    // Its own parts, with an attempt id and a codec named, read as one log.
+    let (_d, roll) = rolling("local-1_1", &[("events_1_local-1_1", &a), ("events_2_local-1_1", &b)]);
+    same_dags(&dags(&repo(PLAIN)), &dags(&roll));
+
+    // A running application (appstatus_...inprogress): its last part may end in a cut line.
+    let cut = &b[..b.trim_end().len() - 10];
+    let (_d, roll) = rolling("local-1.inprogress", &[("events_1_local-1", &a), ("events_2_local-1", cut)]);
+    let r = run(&args(&["lower-bound", roll.to_str().unwrap(), "--machines", "1", "--capacity", "cpu=4,mem=2"])).ok();
+    assert!(r.stderr.contains("the cut-short last line of the in-progress log dropped"), "{}", r.stderr);
+    // ... but only the last part, and only while it runs.
+    let (_d, roll) = rolling("local-1", &[("events_1_local-1", &a), ("events_2_local-1", cut)]);
+    refused(&roll, "the line is cut short");
+}
+
+#[test]
+fn a_named_pipe_among_a_rolling_logs_parts_is_refused_without_opening_it() {
+    let text = std::fs::read_to_string(repo(PLAIN)).unwrap();
+    let (_d, roll) = rolling("local-1", &[("events_1_local-1", &text)]);
+    let fifo = roll.join("events_2_local-1");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+    assert!(made.success());
+    // Should the reader open the pipe it would wait for a writer forever: this one comes after
+    // a while and writes nothing, so that such a reader ends (and the test fails) instead.
+    let guard = fifo.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(10));
+        let _ = std::fs::OpenOptions::new().write(true).open(guard);
+    });
+    refused(
+        &roll,
+        &format!(
+            "{}: not a regular file (a named pipe, socket, device or directory): a rolling log's parts are files",
+            fifo.display()
+        ),
+    );
 }
 
 /// A small log: an application started at 1000 ms on a 4-core executor, job 0 of stages 0 and
