@@ -443,13 +443,19 @@ fn mini(edit: impl FnOnce(String) -> String) -> (tempfile::TempDir, PathBuf) {
     (dir, p)
 }
 
+fn file(p: &Path) -> String {
+    p.display().to_string()
+}
+
 #[test]
-fn contradictory_or_impossible_values_are_refused_with_their_line_and_field() {
+fn the_small_log_reads() {
     let (_d, p) = mini(|t| t);
     let r = run(&args(&["lower-bound", p.to_str().unwrap(), "--machines", "1", "--capacity", "cpu=4,mem=2"])).ok();
     assert!(r.stdout_str().contains("critical_path 0.020000"), "{}", r.stdout_str());
-    let file = |p: &Path| p.display().to_string();
+}
 
+#[test]
+fn a_stage_listed_twice_with_other_parents_or_tasks_is_refused_naming_both() {
     // A stage listed twice with other parents: by the same job, and by a later one.
     let (_d, p) = mini(|t| {
         t.replace(
@@ -483,7 +489,10 @@ fn contradictory_or_impossible_values_are_refused_with_their_line_and_field() {
 "#
     });
     fails(&p, &["line 10: Stage Infos: stage 0 Number of Tasks: 8 here, but 1 where job 0 listed it first"]);
+}
 
+#[test]
+fn a_job_submitted_before_the_application_started_is_refused_not_moved() {
     // A job submitted before the application started: refused, not moved to time 0.
     let (_d, p) = mini(|t| t.replace(r#""Submission Time":2000"#, r#""Submission Time":500"#));
     fails(
@@ -494,7 +503,10 @@ fn contradictory_or_impossible_values_are_refused_with_their_line_and_field() {
             file(&p)
         )],
     );
-    // Times that are not times.
+}
+
+#[test]
+fn times_out_of_range_are_refused_with_line_and_field() {
     let (_d, p) = mini(|t| t.replace(r#""Timestamp":1000"#, &format!(r#""Timestamp":{}"#, i64::MIN)));
     fails(&p, &["line 2: Timestamp: -9223372036854775808 is not a time (milliseconds since 1970, at least 0)"]);
     let (_d, p) = mini(|t| t.replace(r#""Submission Time":2000"#, &format!(r#""Submission Time":{}"#, i64::MIN)));
@@ -507,8 +519,10 @@ fn contradictory_or_impossible_values_are_refused_with_their_line_and_field() {
             file(&p)
         )],
     );
+}
 
-    // Cores and cpus that are not positive, wherever they are given.
+#[test]
+fn cores_and_cpus_that_are_not_positive_are_refused_with_line_and_field() {
     let (_d, p) = mini(|t| t.replace(r#""Total Cores":4"#, r#""Total Cores":-4"#));
     fails(&p, &["line 3: Executor Info.Total Cores: -4 is not a positive number"]);
     let (_d, p) = mini(|t| {
@@ -528,8 +542,11 @@ fn contradictory_or_impossible_values_are_refused_with_their_line_and_field() {
         &p,
         &[&format!("{}: line 3: Spark Properties.spark.executor.cores: '-2' is not a positive number", file(&p))],
     );
+}
 
-    // Job ids: none below 0 in a log, and none beyond an i64 asked for (no wrapping to -1).
+#[test]
+fn job_ids_below_0_or_beyond_i64_are_refused_not_wrapped() {
+    // None below 0 in a log, and none beyond an i64 asked for (no wrapping to -1).
     let (_d, p) = mini(|t| t.replace(r#""Job ID":0"#, r#""Job ID":-1"#));
     fails(&p, &["line 4: Job ID: -1 is not a job id (Spark numbers jobs from 0)"]);
     let (_d, p) = mini(|t| t);
