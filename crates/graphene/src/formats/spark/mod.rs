@@ -18,6 +18,12 @@
 //!   speculative race), the earlier finish counts.
 //! * Jobs that failed (`JobFailed`) or never ended (an unfinished log) are reported and left out.
 //!
+//! Nothing is changed to make a log fit: a stage is the same stage wherever it is listed (a later
+//! job lists the stages it reuses), so one listed again with other `Parent IDs` or `Number of
+//! Tasks` is refused; a job submitted before the application started is refused rather than
+//! moved to time 0; times below 0, cores and cpus that are not positive and job ids below 0 are
+//! refused with their line and field.
+//!
 //! # Demands (resources `cpu`, `mem`, `disk`, `net`)
 //!
 //! A Spark task holds `spark.task.cpus` cores (`Task Resource Requests`, 1 by default) of an
