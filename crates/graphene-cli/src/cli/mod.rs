@@ -110,6 +110,9 @@ where
         eprintln!("error: {e}");
         return 1;
     }
+    if !serving {
+        graphene::formats::set_note_printer(Some(|note| eprintln!("{note}")));
+    }
     let result = match cli.command {
         Command::BuildSchedule(a) => build::run(a),
         Command::LowerBound(a) => lower_bound::run(a),

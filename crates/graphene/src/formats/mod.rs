@@ -52,9 +52,25 @@ pub(crate) mod test_support {
 }
 
 use std::path::Path;
+use std::sync::RwLock;
 
 use crate::error::{Error, Result};
 use crate::model::Dag;
+
+static NOTE_PRINTER: RwLock<Option<fn(&str)>> = RwLock::new(None);
+
+/// Where notes go: what a reader left out or dropped when the call returns only what it read
+/// (the DAGs of a Spark log: its failed jobs, an in-progress log's cut-short last line). The CLI
+/// prints them on stderr; without a printer (the service, Python) they are not shown.
+pub fn set_note_printer(printer: Option<fn(&str)>) {
+    *NOTE_PRINTER.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = printer;
+}
+
+pub(crate) fn note(text: &str) {
+    if let Some(print) = *NOTE_PRINTER.read().unwrap_or_else(|poisoned| poisoned.into_inner()) {
+        print(text);
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -201,11 +217,22 @@ pub fn load_dags_detected(path: &Path, opts: &LoadOptions) -> Result<(Format, Ve
     if let Some(p) = &opts.demands {
         profile::Profile::by_name(p)?;
     }
+    let spark_dags = |app: spark::SparkApp| {
+        if app.report.says_more_than_jobs_read() {
+            note(&format!("{}: {}", path.display(), app.report));
+        }
+        let dags = app.dags(opts.job).map_err(|e| e.in_file(path))?;
+        apply_profile(dags, Format::Spark, opts)
+    };
     if opts.format == Some(Format::Spark) || (opts.format.is_none() && spark::looks_like_spark(path)) {
-        let dags = spark::read(path)?.dags(opts.job).map_err(|e| e.in_file(path))?;
-        return Ok((Format::Spark, apply_profile(dags, Format::Spark, opts)?));
+        return Ok((Format::Spark, spark_dags(spark::read(path)?)?));
     }
     let text = read_text(path)?;
+    if opts.format.is_none() && spark::looks_like_spark_text(&text) {
+        // A plain log known by its content: read as a file (its name says whether it is still
+        // being written), not as text.
+        return Ok((Format::Spark, spark_dags(spark::read_plain(path, text)?)?));
+    }
     parse_dags_detected(&text, &stem(path), opts).map_err(|e| e.in_file(path))
 }
 

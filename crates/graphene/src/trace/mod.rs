@@ -97,7 +97,10 @@ pub fn detect(text: &str) -> Result<TraceFormat> {
 /// the cluster the new workload is for); without one they are kept as read.
 pub fn job_dags(path: &Path, profile: Option<&str>, seed: u64) -> Result<Vec<crate::model::Dag>> {
     let profile = profile.map(crate::formats::profile::Profile::by_name).transpose()?;
-    let (w, _) = load(path, &TraceOptions::default())?;
+    let (w, report) = load(path, &TraceOptions::default())?;
+    if !report.is_empty() {
+        crate::formats::note(&format!("{}: {report}", path.display()));
+    }
     Ok(w.jobs
         .into_iter()
         .map(|j| match profile {
@@ -121,13 +124,21 @@ pub fn load(path: &Path, opts: &TraceOptions) -> Result<(Workload, SkipReport)> 
     }
     let spark = opts.format == Some(TraceFormat::Spark)
         || (opts.format.is_none() && crate::formats::spark::looks_like_spark(path));
-    let (mut workload, report) = if spark {
-        let app = crate::formats::spark::read(path)?;
+    let spark_jobs = |app: crate::formats::spark::SparkApp| -> Result<(Workload, SkipReport)> {
         let report = SkipReport { notes: vec![app.report.to_string()], ..SkipReport::default() };
-        (app.workload().map_err(|e| e.in_file(path))?, report)
+        Ok((app.workload().map_err(|e| e.in_file(path))?, report))
+    };
+    let (mut workload, report) = if spark {
+        spark_jobs(crate::formats::spark::read(path)?)?
     } else {
         let text = crate::formats::read_text(path)?;
-        parse(&text, opts.format).map_err(|e| e.in_file(path))?
+        if opts.format.is_none() && crate::formats::spark::looks_like_spark_text(&text) {
+            // A plain log known by its content: read as a file (its name says whether it is
+            // still being written), not as text.
+            spark_jobs(crate::formats::spark::read_plain(path, text)?)?
+        } else {
+            parse(&text, opts.format).map_err(|e| e.in_file(path))?
+        }
     };
     if let Some(k) = opts.queues {
         spread_queues(&mut workload, k)?;

@@ -2,7 +2,12 @@
 //!
 //! Spark writes an application's log in one of two layouts (`spark.eventLog.rolling.enabled`):
 //! a single file `<appId>[.<codec>][.inprogress]`, or a directory `eventlog_v2_<appId>` holding
-//! `events_<N>_<appId>[.<codec>]` parts (read in order of `N`) and an `appstatus_*` marker.
+//! `events_<N>_<appId>[.<codec>]` parts (read in order of `N`) and an
+//! `appstatus_<appId>[.inprogress]` marker. Only the parts of the application the marker names
+//! (without one: the application every part names) are read: a part of another application, a
+//! number given twice or missing between two parts, and a part that is not a regular file (a
+//! named pipe would block the read forever) are refused. While the marker ends in `.inprogress`
+//! the last part is still being written, like a single `.inprogress` file.
 //!
 //! With `spark.eventLog.compress` each file is compressed by `spark.eventLog.compression.codec`,
 //! named by its extension: `zstd` (the default since Spark 4), `lz4` or `snappy`. Each codec is
@@ -47,11 +52,12 @@ enum Codec {
     Snappy,
 }
 
-/// True when `path` looks like a Spark event log by its name alone: a rolling-log directory or
-/// a file with a Spark compression codec's extension.
+/// True when `path` looks like a Spark event log by its name alone: a directory holding
+/// `events_<N>_<appId>` parts, or a file with a Spark compression codec's extension.
 pub fn looks_like_spark(path: &Path) -> bool {
     if path.is_dir() {
-        return rolling_parts(path).map(|p| !p.is_empty()).unwrap_or(false);
+        return std::fs::read_dir(path)
+            .is_ok_and(|entries| entries.flatten().any(|e| part_name(&e.file_name().to_string_lossy()).is_some()));
     }
     let name = file_name(path);
     let name = name.strip_suffix(".inprogress").unwrap_or(&name);
@@ -65,22 +71,20 @@ fn file_name(path: &Path) -> String {
 /// The parts of a log, decompressed, in the order Spark wrote them.
 pub fn read_parts(path: &Path) -> Result<Vec<LogPart>> {
     if path.is_dir() {
-        let parts = rolling_parts(path).map_err(|e| e.in_file(path))?;
-        if parts.is_empty() {
-            return Err(Error::Usage(
-                "a directory, but not a rolling Spark event log (no events_<N>_<appId> files in it)".into(),
-            )
-            .in_file(path));
-        }
+        let rolling = rolling_parts(path)?;
         let mut total = 0u64;
-        let mut out = Vec::with_capacity(parts.len());
-        for p in parts {
-            let part = read_file(&p)?;
+        let mut out = Vec::with_capacity(rolling.parts.len());
+        for p in &rolling.parts {
+            let part = read_file(p)?;
             total += part.text.len() as u64;
             crate::limits::current()
                 .check_input_bytes(total, "decompressed size of the rolling log")
                 .map_err(|e| e.in_file(path))?;
             out.push(part);
+        }
+        // A running application's last part is the one Spark is still writing.
+        if let Some(last) = out.last_mut() {
+            last.in_progress |= rolling.in_progress;
         }
         Ok(out)
     } else {
@@ -88,30 +92,104 @@ pub fn read_parts(path: &Path) -> Result<Vec<LogPart>> {
     }
 }
 
-/// `events_<N>_<appId>[.codec]` files of a rolling-log directory, by `N`.
-fn rolling_parts(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut parts: Vec<(u64, PathBuf)> = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(Error::Io)? {
-        let entry = entry.map_err(Error::Io)?;
+/// `events_<N>_<appId>[.<codec>]` (a rolling log's part N): N and the application id (Spark
+/// strips dots from application ids, so the first dot starts the extension).
+fn part_name(name: &str) -> Option<(u64, &str)> {
+    let (n, tail) = name.strip_prefix("events_")?.split_once('_')?;
+    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let app = tail.split('.').next().unwrap_or("");
+    let n = n.parse().ok()?;
+    (!app.is_empty()).then_some((n, app))
+}
+
+/// The files of a rolling log, in order.
+struct Rolling {
+    parts: Vec<PathBuf>,
+    /// The application was still running (`appstatus_<appId>.inprogress`).
+    in_progress: bool,
+}
+
+/// The `events_<N>_<appId>[.codec]` parts of a rolling-log directory, by `N`. The application is
+/// the one its `appstatus_<appId>[.inprogress]` file names (Spark writes one beside the parts),
+/// else the one every part names; a part of another application is refused, as are two parts
+/// with one number, a number missing between two parts and a part that is not a regular file.
+fn rolling_parts(dir: &Path) -> Result<Rolling> {
+    let in_dir = |e: Error| e.in_file(dir);
+    let mut parts: Vec<(u64, String, PathBuf)> = Vec::new();
+    let mut status: Option<(String, bool, String)> = None;
+    for entry in std::fs::read_dir(dir).map_err(|e| in_dir(Error::Io(e)))? {
+        let entry = entry.map_err(|e| in_dir(Error::Io(e)))?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(rest) = name.strip_prefix("events_") else { continue };
-        let Some((n, _)) = rest.split_once('_') else { continue };
-        if let Ok(n) = n.parse::<u64>() {
-            parts.push((n, entry.path()));
+        if let Some(rest) = name.strip_prefix("appstatus_") {
+            let in_progress = rest.ends_with(".inprogress");
+            let app = rest.strip_suffix(".inprogress").unwrap_or(rest).to_string();
+            if let Some((other, _, other_name)) = &status {
+                if *other != app {
+                    return Err(in_dir(Error::Usage(format!(
+                        "two applications' status files, {other_name} and {name}: a rolling log's \
+                         directory holds one application's log"
+                    ))));
+                }
+            }
+            status = Some((app, in_progress, name));
+        } else if let Some((n, app)) = part_name(&name) {
+            parts.push((n, app.to_string(), entry.path()));
         }
+    }
+    if parts.is_empty() {
+        return Err(in_dir(Error::Usage(
+            "a directory, but not a rolling Spark event log (no events_<N>_<appId> files in it)".into(),
+        )));
     }
     parts.sort();
-    for w in parts.windows(2) {
-        if w[0].0 == w[1].0 {
+    let (app, by) = match &status {
+        Some((app, _, name)) => (app.clone(), name.clone()),
+        None => (parts[0].1.clone(), file_name(&parts[0].2)),
+    };
+    for (_, other, path) in &parts {
+        if *other != app {
             return Err(Error::Usage(format!(
-                "two parts numbered {}: {} and {}",
-                w[0].0,
-                file_name(&w[0].1),
-                file_name(&w[1].1)
-            )));
+                "a part of application '{other}', but this directory's log is application '{app}' \
+                 (by {by}); Spark writes only its own application's parts into it"
+            ))
+            .in_file(path));
         }
     }
-    Ok(parts.into_iter().map(|(_, p)| p).collect())
+    for w in parts.windows(2) {
+        let (a, b) = (&w[0], &w[1]);
+        if a.0 == b.0 {
+            return Err(in_dir(Error::Usage(format!(
+                "two parts numbered {}: {} and {}",
+                a.0,
+                file_name(&a.2),
+                file_name(&b.2)
+            ))));
+        }
+        if b.0 != a.0 + 1 {
+            return Err(in_dir(Error::Usage(format!(
+                "part {} is missing between {} and {}: the log is incomplete",
+                a.0 + 1,
+                file_name(&a.2),
+                file_name(&b.2)
+            ))));
+        }
+    }
+    // The type is checked before anything is opened: opening a named pipe would wait for a
+    // writer forever. (`metadata` follows a symbolic link to what it names, without opening it.)
+    for (_, _, path) in &parts {
+        let meta = std::fs::metadata(path).map_err(|e| Error::Io(e).in_file(path))?;
+        if !meta.is_file() {
+            return Err(Error::Usage(
+                "not a regular file (a named pipe, socket, device or directory): a rolling log's parts are files"
+                    .into(),
+            )
+            .in_file(path));
+        }
+    }
+    let in_progress = status.is_some_and(|s| s.1);
+    Ok(Rolling { parts: parts.into_iter().map(|(_, _, p)| p).collect(), in_progress })
 }
 
 fn read_file(path: &Path) -> Result<LogPart> {
