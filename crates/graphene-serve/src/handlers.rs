@@ -212,14 +212,7 @@ fn answer_within(body: &[u8], query: Options, endpoint: Endpoint, deadline: &Dea
         Endpoint::LowerBound => Ok(work::pretty(&work::lower_bound_json(&job.dag, &job.cluster))),
         Endpoint::Validate => {
             let file = job.schedule.as_ref().expect("a validate request has a schedule");
-            let v = match work::validate_entries(
-                &job.dag,
-                &job.cluster,
-                &job.net,
-                &file.tasks,
-                &file.copies,
-                &file.order,
-            ) {
+            let v = match work::validate_file(&job.dag, &job.cluster, &job.net, file) {
                 Ok(summary) => serde_json::json!({"valid": true, "summary": summary, "violations": []}),
                 Err(violations) => serde_json::json!({
                     "valid": false,

@@ -373,7 +373,7 @@ pub fn validate(
     let file = schedule_src.named(formats::schedule_file::parse(&schedule_src.text()?))?;
     let spec = cluster.spec_for(dag_src, load.format)?;
     let c = cluster.cluster_for(&spec, &dag, dag_src)?;
-    Ok(api::validate_entries(&dag, &c, &spec.network(), &file.tasks, &file.copies, &file.order))
+    Ok(api::validate_file(&dag, &c, &spec.network(), &file))
 }
 
 /// `compare` runs every scheduler on many DAGs: an exact search per DAG is `build-schedule`'s.

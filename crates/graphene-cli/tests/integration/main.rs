@@ -22,6 +22,7 @@
 //! * `improve`: the anytime improver against a proven optimum.
 //! * `exact`: `--exact` against proven optima, the exhaustive oracle, and its refusals.
 //! * `plot`: the SVG charts parse and hold the lanes, bars, lines and labels their inputs call for.
+//! * `schedules`: `validate` against the figures a schedule states; HEFT on multi-slot machines.
 //! * `waves`: `replay --waves` (wave- and parallelism-dependent durations) by hand and its bad sidecars.
 
 mod util;
@@ -52,6 +53,7 @@ mod plot;
 mod properties;
 mod regression;
 mod replay;
+mod schedules;
 mod serve;
 mod spark;
 mod task_graphs;
