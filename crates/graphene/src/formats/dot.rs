@@ -211,7 +211,7 @@ pub fn parse(text: &str, name: &str) -> Result<Dag> {
         })?;
     }
     // Each statement's size is read once (at its first edge, which an error names).
-        crate::deadline::poll()?;
+    crate::deadline::poll()?;
     let mut data: Vec<Option<f64>> = vec![None; c.edge_sizes.len()];
     for &(x, y, k) in &c.edges {
         let at = || format!("edge {} -> {}", c.names[x as usize], c.names[y as usize]);
