@@ -1,4 +1,4 @@
-"""Trains a small policy against graphene.gym with plain numpy (REINFORCE with a per-step
+"""Trains a small policy against graphene_sched.gym with plain numpy (REINFORCE with a per-step
 baseline) for a few iterations, then shows its mean JCT next to the built-in policies on the
 same held-out workloads.
 
@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-import graphene.gym as gg
+import graphene_sched.gym as gg
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

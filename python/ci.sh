@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# The Python package's CI: builds the wheel in a fresh virtual environment, installs it and runs
-# the pytest suite (API parity with the CLI, errors, the Gymnasium env, Dask runs).
+# The Python package's CI (graphene-sched, imported as graphene_sched): builds the wheel in a
+# fresh virtual environment, installs it and runs the pytest suite (API parity with the CLI,
+# errors, the Gymnasium env, Dask runs, Parquet tables, `python -m graphene_sched`, the console
+# scripts, missing extras, and mypy reading the result types).
 # Called by .ci/run after the CLI is built; run it by hand the same way: bash python/ci.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 cargo build --locked --release -q -p graphene-cli
-venv=$(mktemp -d)/venv
+# GRAPHENE_PY_VENV: where to make the venv (.ci/run keeps it for the docs' Python examples).
+venv=${GRAPHENE_PY_VENV:-$(mktemp -d)/venv}
 python3 -m venv "$venv"
 # shellcheck disable=SC1091
 . "$venv/bin/activate"
 pip install -q --upgrade pip
-pip install -q "maturin>=1.5,<2" pytest numpy pandas pyarrow gymnasium "dask[distributed]"
+pip install -q "maturin>=1.5,<2" pytest numpy pandas pyarrow gymnasium "dask[distributed]" mypy
 pip install -q ./python
 cd "$venv"  # import the installed package, not the source tree
 GRAPHENE_CLI="$root/target/release/graphene" python -m pytest -q -p no:cacheprovider "$root/python/tests"

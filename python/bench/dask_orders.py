@@ -12,8 +12,8 @@ import argparse
 import os
 import statistics
 
-import graphene
-import graphene.dask as gd
+import graphene_sched
+import graphene_sched.dask as gd
 
 CAP = {"cpu": 16, "mem": 64, "disk": 200, "net": 1250}
 
@@ -28,14 +28,14 @@ def main() -> None:
     path = os.path.join(os.path.abspath(a.shared), "decima-tpch/json/tpch-2g.json")
     from distributed import Client
 
-    cluster = gd.local_cluster(graphene.Cluster.uniform(4, CAP), ["cpu", "mem"])
+    cluster = gd.local_cluster(graphene_sched.Cluster.uniform(4, CAP), ["cpu", "mem"])
     client = Client(cluster)
     print("| query | tasks | lower bound | order | makespans | mean | spread (max-min) |")
     print("|---|---|---|---|---|---|---|")
     try:
         for q in [int(x) for x in a.queries.split(",")]:
             kw = dict(query=q, machines=4, capacity=CAP)
-            lb = graphene.lower_bound(path, **kw).best
+            lb = graphene_sched.lower_bound(path, **kw).best
             scale = a.target / lb
             for name, sched in [("graphene", "graphene"), ("dask default", False), ("cp", "cp")]:
                 ms = []

@@ -1,4 +1,4 @@
-"""Gym env steps per second: graphene.gym vs spark-sched-sim on the same TPC-H workload shape
+"""Gym env steps per second: graphene_sched.gym vs spark-sched-sim on the same TPC-H workload shape
 (10 executors, 50 jobs, Poisson arrivals with a 25 s mean gap, Decima's 22 TPC-H queries at
 2g/5g/10g/20g). Both envs are driven by a fair-share agent (the first schedulable stage, with
 a parallelism limit of the cluster / active jobs). spark-sched-sim is NOT part of this
@@ -22,7 +22,7 @@ import numpy as np
 
 
 def ours(episodes: int, shared: str) -> dict:
-    import graphene.gym as gg
+    import graphene_sched.gym as gg
 
     dags = sorted(glob.glob(os.path.join(shared, "decima-tpch/json/tpch-*.json")))
     env = gg.ClusterEnv(dags=dags, jobs=50, arrival="poisson:25", machines=10, capacity="cpu=1,mem=2,disk=1,net=1", demands="uniform")
@@ -105,13 +105,13 @@ def sss(episodes: int, root: str) -> dict:
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser()
-    p.add_argument("--sss", help="spark-sched-sim checkout (omit to measure graphene.gym only)")
+    p.add_argument("--sss", help="spark-sched-sim checkout (omit to measure graphene_sched.gym only)")
     p.add_argument("--episodes", type=int, default=3)
     p.add_argument("--shared", default=os.path.join(os.path.dirname(__file__), "../../../shared/data"))
     a = p.parse_args()
     shared = os.path.abspath(a.shared)
     g = ours(a.episodes, shared)
-    print("graphene.gym   ", g, flush=True)
+    print("graphene_sched.gym   ", g, flush=True)
     if a.sss:
         s = sss(a.episodes, os.path.abspath(a.sss))
         print("spark-sched-sim", s)

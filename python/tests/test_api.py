@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-import graphene
+import graphene_sched
 from conftest import cli_error, shared, write_trace
 
 EXAMPLES = [
@@ -32,7 +32,7 @@ def _kw(flags):
 def test_bundled_examples_give_the_clis_bytes(cli, path, flags, scheduler):
     want = cli("build-schedule", path, "--no-timing", "-q", "--scheduler", scheduler, "--seed", "3", *flags).stdout
     kw = _kw(flags)
-    got = graphene.build_schedule(path, kw.pop("cluster", None), scheduler, no_timing=True, seed=3, **kw)
+    got = graphene_sched.build_schedule(path, kw.pop("cluster", None), scheduler, no_timing=True, seed=3, **kw)
     assert got.json == want
     assert got.scheduler == scheduler
     assert got.makespan >= max(got.lower_bounds.values()) - 1e-9
@@ -56,25 +56,25 @@ def test_real_dags_give_the_clis_bytes(cli, rel, flags):
     for k in ("query", "executors"):
         if k in kw:
             kw[k] = int(kw[k])
-    got = graphene.build_schedule(path, no_timing=True, **kw)
+    got = graphene_sched.build_schedule(path, no_timing=True, **kw)
     assert got.json == want
     # The same schedule passes the validator, from Python and from the CLI.
-    assert graphene.validate(path, got, **kw).startswith(f"valid: {len(got.tasks)} tasks")
+    assert graphene_sched.validate(path, got, **kw).startswith(f"valid: {len(got.tasks)} tasks")
 
 
 def test_dicts_and_typed_classes_give_the_files_bytes(cli, tmp_path):
     text = open("traces/example.json").read()
-    want = graphene.build_schedule("traces/example.json", no_timing=True).json
+    want = graphene_sched.build_schedule("traces/example.json", no_timing=True).json
     as_dict = json.loads(text)
-    assert graphene.build_schedule(as_dict, no_timing=True).json == want
-    assert graphene.build_schedule(graphene.Dag.from_dict(as_dict), no_timing=True).json == want
+    assert graphene_sched.build_schedule(as_dict, no_timing=True).json == want
+    assert graphene_sched.build_schedule(graphene_sched.Dag.from_dict(as_dict), no_timing=True).json == want
     # A cluster as a typed class, a dict and the flags that describe it: same bytes as the CLI.
-    cluster = graphene.Cluster.uniform(3, {"cpu": 16, "mem": 64, "disk": 200, "net": 1250})
+    cluster = graphene_sched.Cluster.uniform(3, {"cpu": 16, "mem": 64, "disk": 200, "net": 1250})
     cli_bytes = cli("build-schedule", "traces/example.json", "--no-timing", "-q", "--machines", "3").stdout
-    assert graphene.build_schedule(as_dict, cluster, no_timing=True).json == cli_bytes
-    assert graphene.build_schedule(as_dict, cluster.to_dict(), no_timing=True).json == cli_bytes
-    assert graphene.build_schedule(as_dict, machines=3, no_timing=True).json == cli_bytes
-    assert graphene.build_schedule(as_dict, machines=3, capacity={"cpu": 16, "mem": 64, "disk": 200, "net": 1250}, no_timing=True).json == cli_bytes
+    assert graphene_sched.build_schedule(as_dict, cluster, no_timing=True).json == cli_bytes
+    assert graphene_sched.build_schedule(as_dict, cluster.to_dict(), no_timing=True).json == cli_bytes
+    assert graphene_sched.build_schedule(as_dict, machines=3, no_timing=True).json == cli_bytes
+    assert graphene_sched.build_schedule(as_dict, machines=3, capacity={"cpu": 16, "mem": 64, "disk": 200, "net": 1250}, no_timing=True).json == cli_bytes
 
 
 def test_readers_round_trip_every_format(root):
@@ -85,38 +85,38 @@ def test_readers_round_trip_every_format(root):
         ("tests/data/wfcommons-1.4-example.json", {}),
         ("tests/data/tpch-2g-q6.json", {}),
     ]:
-        dag = graphene.read_dag(path, **kw)
-        a = graphene.build_schedule(path, no_timing=True, **kw).to_dict()
-        b = graphene.build_schedule(dag, no_timing=True).to_dict()
+        dag = graphene_sched.read_dag(path, **kw)
+        a = graphene_sched.build_schedule(path, no_timing=True, **kw).to_dict()
+        b = graphene_sched.build_schedule(dag, no_timing=True).to_dict()
         assert a["makespan"] == b["makespan"] and a["order"] == b["order"]
-    tpch = graphene.read_dags(str(shared("decima-tpch/json/tpch-2g.json")))
+    tpch = graphene_sched.read_dags(str(shared("decima-tpch/json/tpch-2g.json")))
     assert len(tpch) == 22
-    assert graphene.read_cluster("traces/motivating-cluster.json").size == 1
-    assert graphene.read_cluster(machines=4).size == 4
-    trace = graphene.read_trace("traces/small.csv")
+    assert graphene_sched.read_cluster("traces/motivating-cluster.json").size == 1
+    assert graphene_sched.read_cluster(machines=4).size == 4
+    trace = graphene_sched.read_trace("traces/small.csv")
     assert trace.csv.startswith("job,arrival,queue,stage,")
-    ali = graphene.read_trace(str(shared("alibaba-v2018-spar/sample_tasks.csv")))
+    ali = graphene_sched.read_trace(str(shared("alibaba-v2018-spar/sample_tasks.csv")))
     assert len(ali.jobs) > 10
 
 
 def test_lower_bound_and_validate_match_the_cli(cli, tmp_path):
     want = cli("lower-bound", "traces/example.json", "--json").stdout.decode().rstrip("\n")
-    lb = graphene.lower_bound("traces/example.json")
+    lb = graphene_sched.lower_bound("traces/example.json")
     assert lb.json == want
     assert lb.best == max(lb.critical_path, lb.total_work, lb.stage_aware)
-    s = graphene.build_schedule("traces/example.json")
+    s = graphene_sched.build_schedule("traces/example.json")
     path = tmp_path / "s.json"
     s.save(path)
-    assert graphene.read_schedule(path).json == s.json
+    assert graphene_sched.read_schedule(path).json == s.json
     want = cli("validate", "traces/example.json", str(path)).stdout.decode().rstrip("\n")
-    assert graphene.validate("traces/example.json", path) == want
+    assert graphene_sched.validate("traces/example.json", path) == want
     # A broken schedule: one task moved before its parent ends.
     d = s.to_dict()
     late = max(d["tasks"], key=lambda t: t["start"])
     late["end"] -= late["start"]
     late["start"] = 0.0
-    with pytest.raises(graphene.InvalidScheduleError) as e:
-        graphene.validate("traces/example.json", graphene.Schedule(json.dumps(d).encode()))
+    with pytest.raises(graphene_sched.InvalidScheduleError) as e:
+        graphene_sched.validate("traces/example.json", graphene_sched.Schedule(json.dumps(d).encode()))
     assert len(e.value.violations) >= 1
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(d))
@@ -128,7 +128,7 @@ def test_lower_bound_and_validate_match_the_cli(cli, tmp_path):
 
 def test_compare_matches_the_cli(cli):
     want = json.loads(cli("compare", "traces/example.json", "tests/data/tpch-2g-q6.json", "--json").stdout)
-    got = graphene.compare(["traces/example.json", "tests/data/tpch-2g-q6.json"])
+    got = graphene_sched.compare(["traces/example.json", "tests/data/tpch-2g-q6.json"])
     strip = lambda rows: [{k: v for k, v in r.items() if k != "elapsed_ms"} for r in rows]  # noqa: E731
     assert strip(got.rows) == strip(want["rows"])
     assert len(got.rows) == len(want["rows"]) > 2
@@ -138,14 +138,14 @@ def test_compare_matches_the_cli(cli):
 def test_gen_trace_and_replay_match_the_cli(cli, tmp_path):
     want = cli("gen-trace", "--dags", "traces/example.json", "tests/data/tpch-2g-q6.json", "--jobs", "12",
                "--arrival", "poisson:20", "--queues", "2", "--seed", "7", "-q").stdout.decode()
-    trace = graphene.gen_trace(["traces/example.json", "tests/data/tpch-2g-q6.json"], 12, "poisson:20", 2, seed=7)
+    trace = graphene_sched.gen_trace(["traces/example.json", "tests/data/tpch-2g-q6.json"], 12, "poisson:20", 2, seed=7)
     assert trace.csv == want
     path = tmp_path / "t.csv"
     trace.save(path)
     for scheduler in ["graphene", "cs", "tetris", "decima"]:
         out = tmp_path / scheduler
         cli("replay", str(path), "--scheduler", scheduler, "--out", str(out), "--no-timing", "-q", "--seed", "1")
-        r = graphene.replay(str(path), scheduler=scheduler, no_timing=True, seed=1)
+        r = graphene_sched.replay(str(path), scheduler=scheduler, no_timing=True, seed=1)
         assert r.summary_json == (out / "summary.json").read_bytes()
         assert r.jobs_csv == (out / "jobs.csv").read_text()
         assert r.schedule_csv == (out / "schedule.csv").read_text()
@@ -154,11 +154,11 @@ def test_gen_trace_and_replay_match_the_cli(cli, tmp_path):
 
 def test_to_pandas_where_installed():
     pd = pytest.importorskip("pandas")
-    s = graphene.build_schedule("traces/example.json")
+    s = graphene_sched.build_schedule("traces/example.json")
     df = s.to_pandas()
     assert isinstance(df, pd.DataFrame) and len(df) == len(s.tasks)
     assert (df["end"] > df["start"]).all()
-    r = graphene.replay("traces/small.csv")
+    r = graphene_sched.replay("traces/small.csv")
     assert len(r.to_pandas()) == len(r.jobs)
 
 
@@ -177,18 +177,18 @@ def _both(cli, tmp_path, content, *, suffix=".json", args=()):
 @pytest.mark.parametrize(
     "content,cls",
     [
-        ('{"stages": [', graphene.ParseError),
-        ('{"stages": [{"id": "a", "tasks": 1, "duration": -3}]}', graphene.FieldError),
-        ('{"stages": [{"id": "a", "tasks": 1, "duration": 1, "parents": ["b"]}, {"id": "b", "tasks": 1, "duration": 1, "parents": ["a"]}]}', graphene.CycleError),
-        ('{"stages": [{"id": "a", "tasks": 1, "duration": 1, "demands": {"cpu": 99}}]}', graphene.TaskTooBigError),
+        ('{"stages": [', graphene_sched.ParseError),
+        ('{"stages": [{"id": "a", "tasks": 1, "duration": -3}]}', graphene_sched.FieldError),
+        ('{"stages": [{"id": "a", "tasks": 1, "duration": 1, "parents": ["b"]}, {"id": "b", "tasks": 1, "duration": 1, "parents": ["a"]}]}', graphene_sched.CycleError),
+        ('{"stages": [{"id": "a", "tasks": 1, "duration": 1, "demands": {"cpu": 99}}]}', graphene_sched.TaskTooBigError),
     ],
 )
 def test_bad_inputs_raise_the_clis_message(cli, tmp_path, content, cls):
     path, msg = _both(cli, tmp_path, content)
     with pytest.raises(cls) as e:
-        graphene.build_schedule(path)
+        graphene_sched.build_schedule(path)
     assert str(e.value) == msg
-    assert isinstance(e.value, graphene.GrapheneError)
+    assert isinstance(e.value, graphene_sched.GrapheneError)
 
 
 def test_hostile_task_graphs_raise_the_clis_message(cli, tmp_path):
@@ -212,34 +212,34 @@ def test_hostile_task_graphs_raise_the_clis_message(cli, tmp_path):
 
 def test_io_and_usage_errors(cli):
     r = cli("build-schedule", "missing.json", check=False)
-    with pytest.raises(graphene.GrapheneIOError) as e:
-        graphene.build_schedule("missing.json")
+    with pytest.raises(graphene_sched.GrapheneIOError) as e:
+        graphene_sched.build_schedule("missing.json")
     assert str(e.value) == cli_error(r)
     r = cli("build-schedule", "traces/example.json", "--scheduler", "nope", check=False)
-    with pytest.raises(graphene.UsageError) as e:
-        graphene.build_schedule("traces/example.json", scheduler="nope")
+    with pytest.raises(graphene_sched.UsageError) as e:
+        graphene_sched.build_schedule("traces/example.json", scheduler="nope")
     assert str(e.value) == cli_error(r)
-    with pytest.raises(graphene.UsageError, match="unknown option 'bogus'"):
-        graphene.build_schedule("traces/example.json", bogus=1)
-    with pytest.raises(graphene.UsageError):
-        graphene.build_schedule(42)
+    with pytest.raises(graphene_sched.UsageError, match="unknown option 'bogus'"):
+        graphene_sched.build_schedule("traces/example.json", bogus=1)
+    with pytest.raises(graphene_sched.UsageError):
+        graphene_sched.build_schedule(42)
     r = cli("replay", "traces/small.csv", "--scheduler", "nope", "--out", "/tmp/x-never", check=False)
-    with pytest.raises(graphene.UsageError) as e:
-        graphene.replay("traces/small.csv", scheduler="nope")
+    with pytest.raises(graphene_sched.UsageError) as e:
+        graphene_sched.replay("traces/small.csv", scheduler="nope")
     assert str(e.value) == cli_error(r)
 
 
 def test_limit_timeout_and_panic_errors_map_to_their_classes():
-    with pytest.raises(graphene.TooLargeError, match=r"dag.json: tasks: 20000001 exceeds the limit of 10000000"):
-        graphene._native._error_for_test("too-large")
-    with pytest.raises(graphene.TimedOutError, match=r"time limit of 0.5s reached"):
-        graphene._native._error_for_test("timed-out")
-    with pytest.raises(graphene.TimedOutError, match="cancelled"):
-        graphene._native._error_for_test("cancelled")
+    with pytest.raises(graphene_sched.TooLargeError, match=r"dag.json: tasks: 20000001 exceeds the limit of 10000000"):
+        graphene_sched._core._error_for_test("too-large")
+    with pytest.raises(graphene_sched.TimedOutError, match=r"time limit of 0.5s reached"):
+        graphene_sched._core._error_for_test("timed-out")
+    with pytest.raises(graphene_sched.TimedOutError, match="cancelled"):
+        graphene_sched._core._error_for_test("cancelled")
     # A panic inside the library is caught at the boundary: an exception, not a crash.
-    with pytest.raises(graphene.InternalError, match="test panic"):
-        graphene._native._panic_for_test()
-    assert issubclass(graphene.InternalError, graphene.GrapheneError)
+    with pytest.raises(graphene_sched.InternalError, match="test panic"):
+        graphene_sched._core._panic_for_test()
+    assert issubclass(graphene_sched.InternalError, graphene_sched.GrapheneError)
 
 
 def test_long_calls_release_the_gil():
@@ -257,7 +257,7 @@ def test_long_calls_release_the_gil():
     t = threading.Thread(target=spin)
     t.start()
     try:
-        graphene.build_schedule(path, scheduler="graphene")
+        graphene_sched.build_schedule(path, scheduler="graphene")
     finally:
         done.set()
         t.join()
@@ -276,9 +276,9 @@ def test_tetris_srpt_scale_and_cs_tez_order_match_the_cli(cli, tmp_path):
     ts = tmp_path / "ts.csv"
     write_trace(ts, "X,0,q,s,10,100,4,4,0,0,,", "Y,0,q,s,1,1,1,1,0,0,,")
     kw = dict(machines=1, capacity="cpu=4,mem=4", no_timing=True)
-    by_max = graphene.replay(str(ts), scheduler="tetris", tetris_srpt_scale="max", **kw)
-    by_mean = graphene.replay(str(ts), scheduler="tetris", tetris_srpt_scale="mean", **kw)
-    by_default = graphene.replay(str(ts), scheduler="tetris", **kw)
+    by_max = graphene_sched.replay(str(ts), scheduler="tetris", tetris_srpt_scale="max", **kw)
+    by_mean = graphene_sched.replay(str(ts), scheduler="tetris", tetris_srpt_scale="mean", **kw)
+    by_default = graphene_sched.replay(str(ts), scheduler="tetris", **kw)
     assert [j["jct"] for j in by_max.jobs] == [1000.0, 1001.0]
     assert [j["jct"] for j in by_mean.jobs] == [1001.0, 1.0]
     assert by_default.schedule_csv == by_mean.schedule_csv
@@ -286,16 +286,16 @@ def test_tetris_srpt_scale_and_cs_tez_order_match_the_cli(cli, tmp_path):
     cli("replay", str(ts), "--scheduler", "tetris", "--machines", "1", "--capacity", "cpu=4,mem=4", "--no-timing",
         "-q", "--tetris-srpt-scale", "max", "--out", str(out))
     assert by_max.schedule_csv == (out / "schedule.csv").read_text()
-    with pytest.raises(graphene.UsageError, match="tetris-srpt-scale"):
-        graphene.replay(str(ts), scheduler="tetris", tetris_srpt_scale="median", **kw)
+    with pytest.raises(graphene_sched.UsageError, match="tetris-srpt-scale"):
+        graphene_sched.replay(str(ts), scheduler="tetris", tetris_srpt_scale="median", **kw)
 
     tz = tmp_path / "tz.csv"
     write_trace(
         tz, "J,0,q0,a,1,1,1,1,0,0,,", "J,0,q0,b,1,1,1,1,0,0,a,", "J,0,q0,e,1,5,1,1,0,0,b,", "J,0,q0,c,3,1,1,1,0,0,,"
     )
     kw = dict(machines=1, capacity="cpu=2,mem=8", no_timing=True)
-    assert [j["jct"] for j in graphene.replay(str(tz), scheduler="cs", **kw).jobs] == [7.0]
-    tez = graphene.replay(str(tz), scheduler="cs", cs_tez_order=True, **kw)
+    assert [j["jct"] for j in graphene_sched.replay(str(tz), scheduler="cs", **kw).jobs] == [7.0]
+    tez = graphene_sched.replay(str(tz), scheduler="cs", cs_tez_order=True, **kw)
     assert [j["jct"] for j in tez.jobs] == [8.0]
     out = tmp_path / "cli-tez"
     cli("replay", str(tz), "--scheduler", "cs", "--machines", "1", "--capacity", "cpu=2,mem=8", "--no-timing", "-q",

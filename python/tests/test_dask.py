@@ -1,4 +1,4 @@
-"""graphene.dask: graphene's order executed by Dask, checked by graphene's validator."""
+"""graphene_sched.dask: graphene's order executed by Dask, checked by graphene's validator."""
 
 from __future__ import annotations
 
@@ -14,15 +14,15 @@ import pytest
 
 pytest.importorskip("distributed")
 
-import graphene  # noqa: E402
-import graphene.dask as gd  # noqa: E402
+import graphene_sched  # noqa: E402
+import graphene_sched.dask as gd  # noqa: E402
 
 CAP = {"cpu": 4, "mem": 16, "disk": 200, "net": 1250}
 
 
 def check_annotations(e: gd.Execution, dag) -> None:
     """Every task reached the scheduler with the priority and resources it was submitted with."""
-    tasks = gd.expand(graphene.read_dag(dag))
+    tasks = gd.expand(graphene_sched.read_dag(dag))
     assert set(e.annotations) == {t.id for t in tasks}
     for t in tasks:
         a = e.annotations[t.id]
@@ -38,13 +38,13 @@ def test_local_cluster_runs_graphenes_order_and_the_validator_accepts_it():
     assert len(e.workers) == 2 and {t["machine"] for t in e.tasks} <= {0, 1}
     check_annotations(e, "traces/example.json")
     # graphene's order: the most urgent task has the highest Dask priority.
-    s = graphene.build_schedule("traces/example.json", machines=2, capacity=CAP)
+    s = graphene_sched.build_schedule("traces/example.json", machines=2, capacity=CAP)
     assert e.priorities[s.order[0]] == len(s.order)
     # The realized schedule honours every dependency and the capacities Dask enforced (the
     # validator re-checks what execute() already did, from the schedule itself).
-    assert e.makespan >= graphene.lower_bound("traces/example.json", machines=2, capacity=CAP).critical_path
+    assert e.makespan >= graphene_sched.lower_bound("traces/example.json", machines=2, capacity=CAP).critical_path
     # Each task ran at least its duration (sleep payload).
-    durs = {t.id: t.duration for t in gd.expand(graphene.read_dag("traces/example.json"))}
+    durs = {t.id: t.duration for t in gd.expand(graphene_sched.read_dag("traces/example.json"))}
     for t in e.tasks:
         assert t["end"] - t["start"] >= durs[t["id"]] * 0.999
 
@@ -52,7 +52,7 @@ def test_local_cluster_runs_graphenes_order_and_the_validator_accepts_it():
 def test_baseline_orders_default_order_and_callables():
     e = gd.execute("traces/example.json", schedule="cp", machines=2, capacity=CAP, time_scale=0.001)
     assert e.order == "cp" and e.validation.startswith("valid")
-    cp = graphene.build_schedule("traces/example.json", scheduler="cp", machines=2, capacity=CAP)
+    cp = graphene_sched.build_schedule("traces/example.json", scheduler="cp", machines=2, capacity=CAP)
     assert e.priorities[cp.order[0]] == len(cp.order)
     d = gd.execute("traces/example.json", schedule=False, machines=2, capacity=CAP, time_scale=0.001)
     assert d.order is None and d.priorities == {} and d.validation.startswith("valid")
@@ -60,7 +60,7 @@ def test_baseline_orders_default_order_and_callables():
     calls = []
     u = gd.execute("traces/example.json", payload=lambda tid, stage, secs: calls.append(tid), machines=2, capacity=CAP)
     assert u.validation.startswith("valid") and len(u.tasks) == 52
-    with pytest.raises(graphene.UsageError):
+    with pytest.raises(graphene_sched.UsageError):
         gd.execute("traces/example.json", payload="nope")
 
 
@@ -100,3 +100,20 @@ def test_a_real_dask_scheduler_and_two_worker_processes_on_loopback(tmp_path):
                 p.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 p.kill()
+
+
+def test_bad_arguments_raise_before_anything_starts():
+    for kw, msg in [
+        (dict(time_scale="fast"), r"^time_scale: expected a number, not str$"),
+        (dict(time_scale=0), r"^time_scale: 0.0 must be a finite number > 0$"),
+        (dict(payload=5), r"^payload: expected sleep, cpu-burn, a callable or a dict of them, not int$"),
+        (dict(schedule=3), r"^schedule: expected a scheduler's name, a graphene_sched.Schedule or False, not int$"),
+        (dict(client=5), r"^client: expected a distributed.Client, an address or None, not int$"),
+        (dict(processes="yes"), r"^processes: expected True, False or None, not str$"),
+    ]:
+        with pytest.raises(graphene_sched.UsageError, match=msg):
+            gd.execute("traces/example.json", **kw)
+    with pytest.raises(graphene_sched.UsageError, match=r"^cluster: expected a graphene_sched.Cluster"):
+        gd.local_cluster({"machines": []}, ["cpu"])
+    with pytest.raises(graphene_sched.UsageError, match=r"^dag: expected a graphene_sched.Dag \(read_dag reads one\), not str$"):
+        gd.expand("traces/example.json")

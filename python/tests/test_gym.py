@@ -1,4 +1,4 @@
-"""graphene.gym: Gymnasium's checker, determinism, Decima's reward, reference agents."""
+"""graphene_sched.gym: Gymnasium's checker, determinism, Decima's reward, reference agents."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 gymnasium = pytest.importorskip("gymnasium")
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 
-import graphene  # noqa: E402
-import graphene.gym as gg  # noqa: E402
+import graphene_sched  # noqa: E402
+import graphene_sched.gym as gg  # noqa: E402
 from conftest import write_trace  # noqa: E402
 
 DAGS = ["tests/data/tpch-2g-q6.json", "traces/example.json"]
@@ -81,9 +81,9 @@ def test_built_in_policies_as_reference_agents():
         r = gg.run_agent(env, gg.reference_agent(env), seed=4)
         assert r["complete"] and r["invalid_actions"] == 0
         assert all(j > 0 for j in r["jct"])
-    with pytest.raises(graphene.UsageError):
+    with pytest.raises(graphene_sched.UsageError):
         gg.reference_agent(make())
-    with pytest.raises(graphene.UsageError, match="unknown online scheduler"):
+    with pytest.raises(graphene_sched.UsageError, match="unknown online scheduler"):
         make(reference="nope").reset(seed=0)
 
 
@@ -118,11 +118,11 @@ def test_vector_env_rolls_out_in_parallel():
 
 
 def test_bad_options_raise():
-    with pytest.raises(graphene.UsageError):
+    with pytest.raises(graphene_sched.UsageError):
         gg.ClusterEnv()
-    with pytest.raises(graphene.UsageError):
+    with pytest.raises(graphene_sched.UsageError):
         gg.ClusterEnv(dags=DAGS, jobs=0)
-    with pytest.raises(graphene.GrapheneIOError):
+    with pytest.raises(graphene_sched.GrapheneIOError):
         gg.ClusterEnv(dags=["missing.json"])
 
 
@@ -147,3 +147,66 @@ def test_sticky_machines_need_no_decision(tmp_path):
     a = gg.run_agent(make(sticky=True), first_candidate, seed=5)
     b = gg.run_agent(make(), first_candidate, seed=5)
     assert a["steps"] <= b["steps"] and len(a["jct"]) == len(b["jct"]) == 8
+
+
+def test_out_of_range_actions_and_seeds_raise():
+    """An action outside the action space, a negative or too large seed, or an argument of the
+    wrong type raises UsageError naming it; none is cut to fit (a stage of 2**32 was once cut
+    to 0 and then indexed the observation out of bounds)."""
+    env = gg.ClusterEnv("traces/small.csv", machines=3)
+    U64 = "expected an integer from 0 to 18446744073709551615"
+    with pytest.raises(graphene_sched.UsageError) as e:
+        env.reset(seed=-1)
+    assert str(e.value) == f"seed: -1 is out of range ({U64})"
+    with pytest.raises(graphene_sched.UsageError, match=r"^seed: 18446744073709551616 is out of range"):
+        env.reset(seed=2**64)
+    obs, info = env.reset(seed=0)
+    top = env.max_nodes - 1
+    for action, msg in [
+        ({"stage": 2**32, "limit": 0}, rf"^action\['stage'\]: 4294967296 is out of range \(expected an integer from 0 to {top}\)$"),
+        ({"stage": -1, "limit": 0}, r"^action\['stage'\]: -1 is out of range"),
+        ({"stage": 0, "limit": 20}, r"^action\['limit'\]: 20 is out of range \(expected an integer from 0 to 19\)$"),
+        ({"stage": 1.5, "limit": 0}, r"^action\['stage'\]: expected an integer, not float$"),
+        ({"stage": 0}, r"^action: expected \{'stage': i, 'limit': k\}, got the keys \['stage'\]$"),
+        ("x", r"^action: expected \{'stage': i, 'limit': k\} or a pair, not str$"),
+        (None, r"^action: expected .* not None$"),
+    ]:
+        with pytest.raises(graphene_sched.UsageError, match=msg):
+            env.step(action)
+    # The episode goes on after a refused action; numpy integers and pairs are actions.
+    cand = int(np.flatnonzero(obs["action_mask"])[0])
+    obs, r, term, trunc, info = env.step((np.int64(cand), np.int32(19)))
+    # The native layer: negative values raise; a node past u32 is counted as invalid, not cut.
+    with pytest.raises(graphene_sched.UsageError) as e:
+        env._env.step(-1, 0)
+    assert str(e.value) == f"node: -1 is out of range ({U64})"
+    with pytest.raises(graphene_sched.UsageError, match=r"^level: 18446744073709551616 is out of range"):
+        env._env.step(0, 2**64)
+    with pytest.raises(graphene_sched.UsageError, match=rf"^seed: -1 is out of range \({U64}\)$"):
+        env._env.reset(-1)
+    env._env.reset(0)
+    d = env._env.step(2**32, 0)
+    while not d["done"]:
+        d = env._env.step(d["candidates"][0], 19)
+    assert d["complete"] and d["invalid_actions"] == 1
+    # Constructor arguments.
+    for kw, msg in [
+        (dict(seed=-1), r"^seed: -1 is out of range"),
+        (dict(reward_scale="x"), r"^reward_scale: expected a number, not str$"),
+        (dict(max_nodes=0), r"^max_nodes: 0 is out of range"),
+        (dict(time_limit="x"), r"^time_limit: expected a number, not str$"),
+        (dict(jobs=-1), r"^jobs: -1 is out of range"),
+        (dict(reference=3), r"^reference: expected a string, not int$"),
+    ]:
+        with pytest.raises(graphene_sched.UsageError, match=msg):
+            gg.ClusterEnv("traces/small.csv", machines=3, **kw)
+    with pytest.raises(graphene_sched.UsageError, match=r"^scheduler: expected a string, not None$"):
+        env.baseline(None)
+    with pytest.raises(graphene_sched.UsageError, match=r"^num_envs: 0 is out of range"):
+        gg.make_vec(0)
+    with pytest.raises(graphene_sched.UsageError, match=r"^env: expected a graphene_sched.gym.ClusterEnv, not int$"):
+        gg.run_agent(5, first_candidate)
+    with pytest.raises(graphene_sched.UsageError, match=r"^agent: expected a callable"):
+        gg.run_agent(env, None)
+    with pytest.raises(graphene_sched.UsageError, match=r"^env: expected a graphene_sched.gym.ClusterEnv, not str$"):
+        gg.reference_agent("env")

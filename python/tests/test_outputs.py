@@ -7,6 +7,7 @@ import json
 
 import pandas as pd
 import pyarrow.parquet as pq
+import pytest
 
 
 def test_replay_parquet_matches_the_csvs(cli, tmp_path):
@@ -29,3 +30,28 @@ def test_replay_parquet_matches_the_csvs(cli, tmp_path):
     assert util["cpu"].tolist() == [p["used"][0] for p in summary["utilization"]]
     # The summary is the same whichever table format was asked for.
     assert (tmp_path / "csv" / "summary.json").read_bytes() == (tmp_path / "pq" / "summary.json").read_bytes()
+
+
+def test_the_parquet_module_gives_the_clis_tables(cli, tmp_path):
+    """graphene_sched.parquet: a replay's tables built in Python equal the CLI's Parquet files
+    (names, types, non-null, values), and save() writes files that read back the same."""
+    import graphene_sched
+    import graphene_sched.parquet as gp
+
+    cli("replay", "traces/small.csv", "--scheduler", "graphene", "--no-timing", "-q", "--format", "parquet",
+        "--out", str(tmp_path / "cli"))
+    r = graphene_sched.replay("traces/small.csv", scheduler="graphene", no_timing=True)
+    ours, theirs = gp.tables(r), gp.read(tmp_path / "cli")
+    for name in gp.TABLES:
+        assert ours[name].schema == theirs[name].schema, name
+        assert ours[name].equals(theirs[name]), name
+    assert ours["jobs"].num_rows == len(r.jobs) > 0
+    gp.save(r, tmp_path / "py")
+    again = gp.read(tmp_path / "py")
+    for name in gp.TABLES:
+        assert again[name].equals(theirs[name]), name
+    assert (tmp_path / "py" / "summary.json").read_bytes() == (tmp_path / "cli" / "summary.json").read_bytes()
+    with pytest.raises(graphene_sched.GrapheneIOError, match=r"jobs\.parquet"):
+        gp.read(tmp_path / "nowhere")
+    with pytest.raises(graphene_sched.UsageError, match=r"^result: expected a graphene_sched.ReplayResult, not str$"):
+        gp.tables("traces/small.csv")

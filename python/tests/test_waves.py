@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-import graphene
+import graphene_sched
 from conftest import cli_error, write_trace
 
 # spark-sched-sim's setting: one-slot executors.
@@ -38,9 +38,9 @@ def _cli_replay(cli, out: Path, trace: Path, scheduler: str, *extra: str) -> Pat
 @pytest.mark.parametrize("scheduler", ["fifo", "graphene", "cs"])
 def test_waves_give_the_clis_bytes_and_other_jcts(cli, tmp_path, sss, scheduler):
     trace, side = sss
-    plain = graphene.replay(str(trace), scheduler=scheduler, no_timing=True, seed=1, **KW)
+    plain = graphene_sched.replay(str(trace), scheduler=scheduler, no_timing=True, seed=1, **KW)
     for waves in (str(side), side):  # a str or an os.PathLike
-        got = graphene.replay(str(trace), scheduler=scheduler, no_timing=True, seed=1, waves=waves, **KW)
+        got = graphene_sched.replay(str(trace), scheduler=scheduler, no_timing=True, seed=1, waves=waves, **KW)
         out = _cli_replay(cli, tmp_path / f"w-{type(waves).__name__}", trace, scheduler, "--waves", str(side))
         assert got.summary_json == (out / "summary.json").read_bytes()
         assert got.jobs_csv == (out / "jobs.csv").read_text()
@@ -57,8 +57,8 @@ def test_waves_give_the_clis_bytes_and_other_jcts(cli, tmp_path, sss, scheduler)
 
 def test_moving_delay_matches_the_cli_and_changes_the_run(cli, tmp_path, sss):
     trace, side = sss
-    base = graphene.replay(str(trace), scheduler="fifo", no_timing=True, seed=1, waves=side, **KW)
-    slow = graphene.replay(str(trace), scheduler="fifo", no_timing=True, seed=1, waves=side, moving_delay=30.0, **KW)
+    base = graphene_sched.replay(str(trace), scheduler="fifo", no_timing=True, seed=1, waves=side, **KW)
+    slow = graphene_sched.replay(str(trace), scheduler="fifo", no_timing=True, seed=1, waves=side, moving_delay=30.0, **KW)
     out = _cli_replay(cli, tmp_path / "slow", trace, "fifo", "--waves", str(side), "--moving-delay", "30")
     assert slow.jobs_csv == (out / "jobs.csv").read_text()
     assert slow.summary_json == (out / "summary.json").read_bytes()
@@ -75,34 +75,34 @@ def test_bad_waves_and_moving_delay_raise_naming_the_file_or_field(cli, tmp_path
     r = cli("replay", str(trace), *CLUSTER, "-q", "--out", str(tmp_path / "x"), "--waves", str(side),
             "--moving-delay", "-1", check=False)
     assert r.returncode == 1
-    with pytest.raises(graphene.FieldError) as e:
-        graphene.replay(str(trace), waves=side, moving_delay=-1.0, **KW)
+    with pytest.raises(graphene_sched.FieldError) as e:
+        graphene_sched.replay(str(trace), waves=side, moving_delay=-1.0, **KW)
     assert str(e.value) == cli_error(r)
     assert "--moving-delay" in str(e.value)
-    with pytest.raises(graphene.FieldError, match="--moving-delay"):
-        graphene.replay(str(trace), waves=side, moving_delay=float("inf"), **KW)
+    with pytest.raises(graphene_sched.FieldError, match="--moving-delay"):
+        graphene_sched.replay(str(trace), waves=side, moving_delay=float("inf"), **KW)
     # A moving delay without waves (the CLI's parser refuses it before any run).
-    with pytest.raises(graphene.UsageError, match="--moving-delay needs --waves"):
-        graphene.replay(str(trace), moving_delay=1.0, **KW)
+    with pytest.raises(graphene_sched.UsageError, match="--moving-delay needs --waves"):
+        graphene_sched.replay(str(trace), moving_delay=1.0, **KW)
     # A missing sidecar: the CLI's message, naming the file.
     missing = tmp_path / "nowhere" / "w.json"
     r = cli("replay", str(trace), *CLUSTER, "-q", "--out", str(tmp_path / "y"), "--waves", str(missing), check=False)
     assert r.returncode == 1
-    with pytest.raises(graphene.GrapheneIOError) as e:
-        graphene.replay(str(trace), waves=missing, **KW)
+    with pytest.raises(graphene_sched.GrapheneIOError) as e:
+        graphene_sched.replay(str(trace), waves=missing, **KW)
     assert str(e.value) == cli_error(r)
     assert str(missing) in str(e.value)
     # A sidecar of another trace's jobs: the file and the field named.
     other = tmp_path / "other.json"
     other.write_text(side.read_text().replace('"j0000"', '"zz"'))
-    with pytest.raises(graphene.FieldError) as e:
-        graphene.replay(str(trace), waves=other, **KW)
+    with pytest.raises(graphene_sched.FieldError) as e:
+        graphene_sched.replay(str(trace), waves=other, **KW)
     assert str(other) in str(e.value) and "jobs.j0000" in str(e.value)
 
 
 def test_gym_env_takes_waves_with_a_trace(sss):
     gym = pytest.importorskip("gymnasium")  # noqa: F841
-    import graphene.gym as gg
+    import graphene_sched.gym as gg
 
     trace, side = sss
     env = gg.ClusterEnv(str(trace), waves=side, **KW)
@@ -110,14 +110,14 @@ def test_gym_env_takes_waves_with_a_trace(sss):
     plain = gg.ClusterEnv(str(trace), **KW)
     plain.reset(seed=0)
     # The env's built-in replay draws the durations with the replay seed (0), as replay does.
-    want = graphene.replay(str(trace), scheduler="fifo", waves=side, seed=0, **KW)
+    want = graphene_sched.replay(str(trace), scheduler="fifo", waves=side, seed=0, **KW)
     assert env.baseline("fifo") == pytest.approx([j["jct"] for j in want.jobs], abs=1e-9)
     assert env.baseline("fifo") != plain.baseline("fifo")
     r = gg.run_agent(env, lambda o, i: {"stage": int(o["action_mask"].argmax()), "limit": 19}, seed=0)
     assert r["complete"] and len(r["jct"]) == 6
-    with pytest.raises(graphene.UsageError, match="waves"):
+    with pytest.raises(graphene_sched.UsageError, match="waves"):
         gg.ClusterEnv(dags=["tests/data/tpch-2g-q6.json"], jobs=2, waves=side, **KW)
-    with pytest.raises(graphene.FieldError, match="--moving-delay"):
+    with pytest.raises(graphene_sched.FieldError, match="--moving-delay"):
         gg.ClusterEnv(str(trace), waves=side, moving_delay=-2.0, **KW)
 
 
@@ -129,8 +129,8 @@ def test_sticky_matches_the_cli_and_keeps_a_machine_on_its_job(cli, tmp_path):
     trace = tmp_path / "t.csv"
     write_trace(trace, "A,0,q,s,2,10,1,1,0,0,,", "B,5,q,s,1,1,1,1,0,0,,")
     kw = dict(machines=1, capacity="cpu=1,mem=1,disk=1,net=1", no_timing=True)
-    free = graphene.replay(str(trace), scheduler="tetris", **kw)
-    kept = graphene.replay(str(trace), scheduler="tetris", sticky=True, **kw)
+    free = graphene_sched.replay(str(trace), scheduler="tetris", **kw)
+    kept = graphene_sched.replay(str(trace), scheduler="tetris", sticky=True, **kw)
     assert [j["jct"] for j in free.jobs] == [21.0, 6.0]
     assert [j["jct"] for j in kept.jobs] == [20.0, 16.0]
     out = tmp_path / "cli"

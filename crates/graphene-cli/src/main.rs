@@ -1,7 +1,5 @@
 //! The `graphene` command: a thin layer of flags over the library.
 
-mod cli;
-
 fn main() {
-    std::process::exit(cli::run());
+    std::process::exit(graphene_cli::run());
 }

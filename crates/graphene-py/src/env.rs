@@ -1,4 +1,4 @@
-//! `graphene._native.Env`: the stepping simulator of `graphene::env` for `graphene.gym`. An
+//! `graphene_sched._core.Env`: the stepping simulator of `graphene::env` for `graphene_sched.gym`. An
 //! observation crosses as little-endian byte buffers that the Python side views with numpy.
 
 use std::sync::{Arc, Mutex};
@@ -13,7 +13,8 @@ use graphene::request::{self, ReplayOptions, Source};
 use graphene::sim::SimConfig;
 use graphene::trace::{self, ArrivalProcess};
 
-use crate::{replay_opts, run, source, usage, Opts};
+use crate::args::{opt, source, sources, Arg};
+use crate::{replay_opts, run, usage, Opts};
 
 /// Where episodes' workloads come from.
 enum Jobs {
@@ -23,7 +24,7 @@ enum Jobs {
     Drawn { dags: Vec<Dag>, jobs: usize, arrival: ArrivalProcess, queues: usize, load: Option<f64> },
 }
 
-#[pyclass(module = "graphene._native")]
+#[pyclass(module = "graphene_sched._core")]
 pub struct Env {
     jobs: Jobs,
     cluster: Arc<Cluster>,
@@ -105,20 +106,28 @@ impl Env {
     /// options as everywhere; `heartbeat`, `until`, `reference`, and the replay options a
     /// reference policy reads (queues, kappa, ...).
     #[new]
-    #[pyo3(signature = (trace=None, dags=None, jobs=50, arrival="poisson:10", queues=1, load=None, until=None, reference=None, opts=None))]
+    #[pyo3(signature = (trace=None, dags=None, jobs=None, arrival=None, queues=None, load=None, until=None, reference=None, opts=None))]
     #[allow(clippy::too_many_arguments)]
     fn new<'py>(
         py: Python<'py>,
         trace: Option<Bound<'py, PyAny>>,
-        dags: Option<Vec<Bound<'py, PyAny>>>,
-        jobs: usize,
-        arrival: &str,
-        queues: usize,
-        load: Option<f64>,
-        until: Option<f64>,
-        reference: Option<String>,
+        dags: Option<Bound<'py, PyAny>>,
+        jobs: Option<Bound<'py, PyAny>>,
+        arrival: Option<Bound<'py, PyAny>>,
+        queues: Option<Bound<'py, PyAny>>,
+        load: Option<Bound<'py, PyAny>>,
+        until: Option<Bound<'py, PyAny>>,
+        reference: Option<Bound<'py, PyAny>>,
         opts: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Env> {
+        let trace = trace.filter(|t| !t.is_none());
+        let dags = dags.filter(|d| !d.is_none());
+        let jobs: usize = opt("jobs", jobs.as_ref())?.unwrap_or(50);
+        let arrival: String = opt("arrival", arrival.as_ref())?.unwrap_or_else(|| "poisson:10".into());
+        let queues: usize = opt("queues", queues.as_ref())?.unwrap_or(1);
+        let load: Option<f64> = opt("load", load.as_ref())?;
+        let until: Option<f64> = opt("time_limit", until.as_ref())?;
+        let reference: Option<String> = opt("reference", reference.as_ref())?;
         let o = Opts::new(py, opts)?;
         let lo = LoadOptions {
             format: None,
@@ -133,12 +142,12 @@ impl Env {
         let sticky = ro.sticky;
         if let Some(u) = until {
             if u.is_nan() || u <= 0.0 {
-                return Err(usage(format!("until {u} must be a positive number of seconds")));
+                return Err(usage(format!("time_limit: {u} must be a positive number of seconds")));
             }
         }
         match (&trace, &dags) {
             (Some(t), None) => {
-                let src = source(t)?;
+                let src = source("trace", "trace", t)?;
                 let setup = run(py, move || ro.setup(&src))?;
                 let w = Arc::new(setup.workload);
                 Ok(Env {
@@ -158,7 +167,7 @@ impl Env {
                     // A sidecar names the jobs of one trace; drawn workloads have other jobs.
                     return Err(usage("waves (and moving_delay) go with a trace, not with dags drawn per episode"));
                 }
-                let srcs: Vec<Source> = ds.iter().map(source).collect::<PyResult<_>>()?;
+                let srcs: Vec<Source> = sources("dags", "dag", ds)?;
                 let arrival: ArrivalProcess = arrival.parse().map_err(crate::to_py)?;
                 if queues == 0 || jobs == 0 {
                     return Err(usage("jobs and queues must be at least 1"));
@@ -193,7 +202,8 @@ impl Env {
 
     /// Starts an episode (the workload drawn with `seed` when generated); returns the first
     /// step.
-    fn reset<'py>(&mut self, py: Python<'py>, seed: u64) -> PyResult<Bound<'py, PyDict>> {
+    fn reset<'py>(&mut self, py: Python<'py>, seed: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+        let seed = u64::arg("seed", seed)?;
         *self.episode.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
         let workload = match &self.jobs {
             Jobs::Fixed(w) => w.clone(),
@@ -227,8 +237,16 @@ impl Env {
         step_dict(py, &first)
     }
 
-    /// Takes action ⟨node, level⟩ and runs to the next decision (or the end).
-    fn step<'py>(&mut self, py: Python<'py>, node: usize, level: usize) -> PyResult<Bound<'py, PyDict>> {
+    /// Takes action ⟨node, level⟩ and runs to the next decision (or the end). A node that is not
+    /// a candidate is replaced by the first candidate and counted as invalid; a level past the
+    /// last is the last (unlimited). Negative values, or ones past the machine's integers, raise.
+    fn step<'py>(
+        &mut self,
+        py: Python<'py>,
+        node: &Bound<'py, PyAny>,
+        level: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let (node, level) = (usize::arg("node", node)?, usize::arg("level", level)?);
         let ep = self.episode.get_mut().unwrap_or_else(|e| e.into_inner());
         let ep = ep.as_mut().ok_or_else(|| usage("call reset() before step()"))?;
         let s = run(py, move || ep.step(Action { node, level }))?;
@@ -236,7 +254,8 @@ impl Env {
     }
 
     /// Per-job JCTs of a built-in online policy replaying the current episode's workload.
-    fn baseline(&self, py: Python<'_>, scheduler: String) -> PyResult<Vec<f64>> {
+    fn baseline(&self, py: Python<'_>, scheduler: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
+        let scheduler = String::arg("scheduler", scheduler)?;
         let w = self.workload.clone().ok_or_else(|| usage("call reset() first"))?;
         let sticky = self.sticky;
         let settings = self

@@ -1,12 +1,12 @@
-//! `graphene._native`: the Python extension module. Thin: every function converts Python
+//! `graphene_sched._core`: the Python extension module. Thin: every function converts Python
 //! arguments into `graphene::request` options, runs the library call with the GIL released,
 //! and converts the result (the CLI's bytes, or plain values) back. Errors become
-//! `graphene.GrapheneError` subclasses carrying the CLI's message; a panic, should one ever
-//! happen, is caught here and raised as `graphene.InternalError` instead of crossing into
-//! Python.
+//! `graphene_sched.GrapheneError` subclasses carrying the CLI's message; a panic, should one
+//! ever happen, is caught here and raised as `graphene_sched.InternalError` instead of crossing
+//! into Python. `run_cli` runs the `graphene` command itself (the same entry point as the
+//! binary) for `python -m graphene_sched`.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::PathBuf;
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -18,24 +18,37 @@ use graphene::request::{self, ClusterOptions, ReplayOptions, SearchOptions, Sour
 use graphene::trace::TraceFormat;
 use graphene::Error;
 
+mod args;
 mod env;
 
-create_exception!(_native, GrapheneError, PyException, "Base class of every error graphene raises.");
-create_exception!(_native, ParseError, GrapheneError, "A syntax or type error at a line and column of an input.");
+use args::{opt, source, sources, Arg};
+
+create_exception!(graphene_sched, GrapheneError, PyException, "Base class of every error graphene raises.");
 create_exception!(
-    _native,
+    graphene_sched,
+    ParseError,
+    GrapheneError,
+    "A syntax or type error at a line and column of an input."
+);
+create_exception!(
+    graphene_sched,
     FieldError,
     GrapheneError,
     "A well-formed value that is not acceptable, named by its field."
 );
-create_exception!(_native, CycleError, GrapheneError, "The DAG has a dependency cycle.");
-create_exception!(_native, TaskTooBigError, GrapheneError, "A task no machine of the cluster can hold.");
-create_exception!(_native, GrapheneIOError, GrapheneError, "An input could not be read.");
-create_exception!(_native, UsageError, GrapheneError, "Inconsistent or unknown options (the CLI's bad flags).");
-create_exception!(_native, TooLargeError, GrapheneError, "An input over a configured size limit.");
-create_exception!(_native, TimedOutError, GrapheneError, "Work stopped at its deadline or was cancelled.");
-create_exception!(_native, InvalidScheduleError, GrapheneError, "A schedule broke dependencies or capacities.");
-create_exception!(_native, InternalError, GrapheneError, "A bug in graphene (a caught panic); please report it.");
+create_exception!(graphene_sched, CycleError, GrapheneError, "The DAG has a dependency cycle.");
+create_exception!(graphene_sched, TaskTooBigError, GrapheneError, "A task no machine of the cluster can hold.");
+create_exception!(graphene_sched, GrapheneIOError, GrapheneError, "An input could not be read.");
+create_exception!(graphene_sched, UsageError, GrapheneError, "Inconsistent or unknown options (the CLI's bad flags).");
+create_exception!(graphene_sched, TooLargeError, GrapheneError, "An input over a configured size limit.");
+create_exception!(graphene_sched, TimedOutError, GrapheneError, "Work stopped at its deadline or was cancelled.");
+create_exception!(graphene_sched, InvalidScheduleError, GrapheneError, "A schedule broke dependencies or capacities.");
+create_exception!(
+    graphene_sched,
+    InternalError,
+    GrapheneError,
+    "A bug in graphene (a caught panic); please report it."
+);
 
 /// The innermost error (a file wrapper names where, its source says what).
 fn kind(e: &Error) -> &Error {
@@ -78,22 +91,8 @@ pub(crate) fn panic_err(panic: Box<dyn std::any::Any + Send>) -> PyErr {
     InternalError::new_err(format!("internal error: {what}; please report this with the input"))
 }
 
-fn usage(msg: impl Into<String>) -> PyErr {
+pub(crate) fn usage(msg: impl Into<String>) -> PyErr {
     UsageError::new_err(msg.into())
-}
-
-/// A source: a path (str or os.PathLike), or {"text": ..., "name": ...} for data in memory.
-pub(crate) fn source(obj: &Bound<'_, PyAny>) -> PyResult<Source> {
-    if let Ok(d) = obj.downcast::<PyDict>() {
-        let text: String = d.get_item("text")?.ok_or_else(|| usage("a text source needs 'text'"))?.extract()?;
-        let name: String = match d.get_item("name")? {
-            Some(n) => n.extract()?,
-            None => "dag".into(),
-        };
-        return Ok(Source::Text { text, name });
-    }
-    let p: PathBuf = obj.extract().map_err(|_| usage("expected a path or a text source"))?;
-    Ok(Source::Path(p))
 }
 
 /// Keyword options, each taken once; whatever is left over is an unknown option.
@@ -111,15 +110,13 @@ impl<'py> Opts<'py> {
         })
     }
 
-    pub(crate) fn take<T: for<'a> FromPyObject<'a>>(&self, key: &str) -> PyResult<Option<T>> {
+    /// Option `key` converted as [`Arg`] converts (errors name the option); None is absent.
+    pub(crate) fn take<T: Arg>(&self, key: &str) -> PyResult<Option<T>> {
         match self.d.get_item(key)? {
             None => Ok(None),
             Some(v) => {
                 self.d.del_item(key)?;
-                if v.is_none() {
-                    return Ok(None);
-                }
-                v.extract::<T>().map(Some).map_err(|e| usage(format!("option '{key}': {e}")))
+                opt(key, Some(&v))
             }
         }
     }
@@ -169,7 +166,7 @@ fn load_opts(o: &Opts) -> PyResult<LoadOptions> {
 
 pub(crate) fn cluster_opts(o: &Opts) -> PyResult<ClusterOptions> {
     Ok(ClusterOptions {
-        file: o.take_any("cluster")?.map(|c| source(&c)).transpose()?,
+        file: o.take_any("cluster")?.map(|c| source("cluster", "cluster", &c)).transpose()?,
         machines: o.take("machines")?,
         capacity: o.take("capacity")?,
         no_overbook: o.take("no_overbook")?.unwrap_or(false),
@@ -250,21 +247,21 @@ pub(crate) fn replay_opts(o: &Opts) -> PyResult<ReplayOptions> {
 
 /// `build-schedule`: (schedule JSON bytes, elapsed ms).
 #[pyfunction]
-#[pyo3(signature = (dag, scheduler="graphene", opts=None))]
+#[pyo3(signature = (dag, scheduler, opts=None))]
 fn build_schedule<'py>(
     py: Python<'py>,
     dag: &Bound<'py, PyAny>,
-    scheduler: &str,
+    scheduler: &Bound<'py, PyAny>,
     opts: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<(Bound<'py, PyBytes>, f64)> {
-    let src = source(dag)?;
+    let src = source("dag", "dag", dag)?;
+    let scheduler = String::arg("scheduler", scheduler)?;
     let o = Opts::new(py, opts)?;
     let load = load_opts(&o)?;
     let cluster = cluster_opts(&o)?;
     let search = search_opts(&o)?;
     let no_timing = o.take("no_timing")?.unwrap_or(false);
     o.finish()?;
-    let scheduler = scheduler.to_string();
     let s = run(py, move || request::build_schedule(&src, &cluster, &load, &search, &scheduler, no_timing))?;
     Ok((PyBytes::new(py, &s.json), s.elapsed_ms))
 }
@@ -273,7 +270,7 @@ fn build_schedule<'py>(
 #[pyfunction]
 #[pyo3(signature = (dag, opts=None))]
 fn lower_bound<'py>(py: Python<'py>, dag: &Bound<'py, PyAny>, opts: Option<&Bound<'py, PyDict>>) -> PyResult<String> {
-    let src = source(dag)?;
+    let src = source("dag", "dag", dag)?;
     let o = Opts::new(py, opts)?;
     let load = load_opts(&o)?;
     let cluster = cluster_opts(&o)?;
@@ -292,8 +289,8 @@ fn validate<'py>(
     schedule: &Bound<'py, PyAny>,
     opts: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<String> {
-    let src = source(dag)?;
-    let sched = source(schedule)?;
+    let src = source("dag", "dag", dag)?;
+    let sched = source("schedule", "schedule", schedule)?;
     let o = Opts::new(py, opts)?;
     let load = load_opts(&o)?;
     let cluster = cluster_opts(&o)?;
@@ -319,11 +316,12 @@ fn validate<'py>(
 #[pyo3(signature = (dags, schedulers=None, opts=None))]
 fn compare<'py>(
     py: Python<'py>,
-    dags: Vec<Bound<'py, PyAny>>,
-    schedulers: Option<Vec<String>>,
+    dags: &Bound<'py, PyAny>,
+    schedulers: Option<&Bound<'py, PyAny>>,
     opts: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<String> {
-    let srcs: Vec<Source> = dags.iter().map(source).collect::<PyResult<_>>()?;
+    let srcs: Vec<Source> = sources("dags", "dag", dags)?;
+    let schedulers: Option<Vec<String>> = opt("schedulers", schedulers)?;
     let o = Opts::new(py, opts)?;
     let load = load_opts(&o)?;
     let cluster = cluster_opts(&o)?;
@@ -335,40 +333,44 @@ fn compare<'py>(
 
 /// `gen-trace`: the native CSV text.
 #[pyfunction]
-#[pyo3(signature = (dags, jobs, arrival="poisson:10", queues=1, load=None, opts=None))]
+#[pyo3(signature = (dags, jobs, arrival=None, queues=None, load=None, opts=None))]
 fn gen_trace<'py>(
     py: Python<'py>,
-    dags: Vec<Bound<'py, PyAny>>,
-    jobs: usize,
-    arrival: &str,
-    queues: usize,
-    load: Option<f64>,
+    dags: &Bound<'py, PyAny>,
+    jobs: &Bound<'py, PyAny>,
+    arrival: Option<&Bound<'py, PyAny>>,
+    queues: Option<&Bound<'py, PyAny>>,
+    load: Option<&Bound<'py, PyAny>>,
     opts: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<String> {
-    let srcs: Vec<Source> = dags.iter().map(source).collect::<PyResult<_>>()?;
+    let srcs: Vec<Source> = sources("dags", "dag", dags)?;
+    let jobs = usize::arg("jobs", jobs)?;
+    let arrival: String = opt("arrival", arrival)?.unwrap_or_else(|| "poisson:10".into());
+    let queues: usize = opt("queues", queues)?.unwrap_or(1);
+    let load: Option<f64> = opt("load", load)?;
     let o = Opts::new(py, opts)?;
     let lo = load_opts(&o)?;
     let cluster = cluster_opts(&o)?;
     o.finish()?;
-    let arrival = arrival.to_string();
     run(py, move || request::gen_trace(&srcs, jobs, &arrival, queues, load, &lo, &cluster))
 }
 
 /// `replay`: (jobs.csv, schedule.csv, summary.json bytes).
 #[pyfunction]
-#[pyo3(signature = (trace, trace_name, scheduler="cs", opts=None))]
+#[pyo3(signature = (trace, trace_name, scheduler, opts=None))]
 fn replay<'py>(
     py: Python<'py>,
     trace: &Bound<'py, PyAny>,
-    trace_name: &str,
-    scheduler: &str,
+    trace_name: &Bound<'py, PyAny>,
+    scheduler: &Bound<'py, PyAny>,
     opts: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<(String, String, Bound<'py, PyBytes>)> {
-    let src = source(trace)?;
+    let src = source("trace", "trace", trace)?;
+    let name = String::arg("trace_name", trace_name)?;
+    let scheduler = String::arg("scheduler", scheduler)?;
     let o = Opts::new(py, opts)?;
     let ro = replay_opts(&o)?;
     o.finish()?;
-    let (name, scheduler) = (trace_name.to_string(), scheduler.to_string());
     let out = run(py, move || request::replay(&src, &name, &ro, &scheduler))?;
     Ok((out.jobs_csv, out.schedule_csv, PyBytes::new(py, &out.summary_json)))
 }
@@ -382,7 +384,7 @@ fn read_dags<'py>(
     dag: &Bound<'py, PyAny>,
     opts: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Vec<String>> {
-    let src = source(dag)?;
+    let src = source("dag", "dag", dag)?;
     let o = Opts::new(py, opts)?;
     let load = load_opts(&o)?;
     o.finish()?;
@@ -411,10 +413,10 @@ fn read_cluster<'py>(py: Python<'py>, opts: Option<&Bound<'py, PyDict>>) -> PyRe
 fn read_trace<'py>(
     py: Python<'py>,
     trace: &Bound<'py, PyAny>,
-    trace_format: Option<&str>,
-    spread_queues: Option<usize>,
+    trace_format: Option<&Bound<'py, PyAny>>,
+    spread_queues: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<String> {
-    let src = source(trace)?;
+    let src = source("trace", "trace", trace)?;
     let d = PyDict::new(py);
     d.set_item("trace_format", trace_format)?;
     d.set_item("spread_queues", spread_queues)?;
@@ -427,6 +429,14 @@ fn read_trace<'py>(
     })
 }
 
+/// Reads a schedule file (or bytes) as an input is read (the input size limit, UTF-8): its bytes.
+#[pyfunction]
+fn read_schedule<'py>(py: Python<'py>, schedule: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+    let src = source("schedule", "schedule", schedule)?;
+    let text = run(py, move || src.text())?;
+    Ok(PyBytes::new(py, text.as_bytes()))
+}
+
 /// Triggers a panic inside the library call path (tests check that it surfaces as
 /// InternalError, never as a crash).
 #[pyfunction]
@@ -437,8 +447,8 @@ fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
 /// Raises the exception a library error of kind `which` maps to, built as the library builds
 /// it (tests check the mapping for errors no input reaches on every build, such as time limits).
 #[pyfunction]
-fn _error_for_test(which: &str) -> PyResult<()> {
-    let e = match which {
+fn _error_for_test(which: &Bound<'_, PyAny>) -> PyResult<()> {
+    let e = match String::arg("which", which)?.as_str() {
         "too-large" => Error::too_large("tasks", 20_000_001, 10_000_000, "raise it with --max-tasks"),
         "timed-out" => {
             Error::TimedOut { what: "build-schedule".into(), limit: Some(std::time::Duration::from_millis(500)) }
@@ -449,8 +459,27 @@ fn _error_for_test(which: &str) -> PyResult<()> {
     Err(to_py(e.in_file(std::path::Path::new("dag.json"))))
 }
 
+/// Runs the `graphene` command with `argv` (the program name first, as in `sys.argv`) in this
+/// process, with the GIL released; returns its exit status. Help, version and bad flags print
+/// and return their status (0 or 2) instead of exiting.
+#[pyfunction]
+fn run_cli(py: Python<'_>, argv: &Bound<'_, PyAny>) -> PyResult<i32> {
+    let args: Vec<std::ffi::OsString> = match argv.downcast::<PyList>() {
+        Ok(l) => l
+            .iter()
+            .enumerate()
+            .map(|(i, a)| match a.downcast::<pyo3::types::PyString>() {
+                Ok(s) => s.extract::<std::ffi::OsString>(),
+                Err(_) => Err(usage(format!("argv[{i}]: expected a string, not {}", args::type_name(&a)))),
+            })
+            .collect::<PyResult<_>>()?,
+        Err(_) => return Err(usage(format!("argv: expected a list of strings, not {}", args::type_name(argv)))),
+    };
+    py.allow_threads(|| catch_unwind(AssertUnwindSafe(|| graphene_cli::run_from(args)))).map_err(panic_err)
+}
+
 #[pymodule]
-fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     for (name, ty) in [
         ("GrapheneError", py.get_type::<GrapheneError>()),
@@ -476,8 +505,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_dags, m)?)?;
     m.add_function(wrap_pyfunction!(read_cluster, m)?)?;
     m.add_function(wrap_pyfunction!(read_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(read_schedule, m)?)?;
+    m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_function(wrap_pyfunction!(_error_for_test, m)?)?;
+    // The workspace's version: the wheel's metadata (maturin reads Cargo.toml) and the CLI's
+    // `--version` give the same.
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("SCHEDULERS", graphene::Scheduler::known_names())?;
     m.add("ONLINE_SCHEDULERS", graphene::online::NAMES.to_vec())?;
     env::register(m)?;

@@ -7,19 +7,24 @@
 //! * `GET /healthz`, `GET /metrics` (Prometheus text).
 //!
 //! Answers, with the CLI's message as `{"error": ...}`: 400 for a body that is not readable JSON
-//! (or not UTF-8), 422 for a well-formed body whose values are refused (an unknown parent, a
+//! (or not UTF-8, or has an unknown or nested option), 408 for a body not received within
+//! `--body-timeout`, 422 for a well-formed body whose values are refused (an unknown parent, a
 //! cycle, a task no machine can hold, a bad option), 413 for a body over `--max-body` or a count
 //! over an input limit (`--limit-tasks`, `--limit-machines`), 503 when `--max-pending` requests
-//! are already in flight or a request is not done within `--timeout` (reading a slow body
-//! included), and 500 only for the service's own faults. CPU work runs on at most `--workers`
-//! blocking threads at once; a request that times out also stops its computation (the offline
-//! search polls the request's deadline), so its worker is free again soon after the 503.
+//! are already in flight (with `Retry-After`) or a request is not done within `--timeout`
+//! (reading its body included), and 500 only for the service's own faults (a panic included).
+//! CPU work runs on at most `--workers` blocking threads at once; a request that times out also
+//! stops its work (the readers and the offline search poll the request's deadline), so its
+//! worker is free again soon after the 503. Connections are served by `server`: a header-read
+//! timeout and a cap on open connections that closes idle ones first.
 
+mod body;
 pub mod config;
 mod handlers;
 pub mod metrics;
 pub mod request;
 mod router;
+mod server;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -75,7 +80,8 @@ pub fn run(config: ServeConfig, ready: impl FnOnce(SocketAddr) -> Result<()>) ->
             .await
             .map_err(|e| Error::Usage(format!("cannot listen on {addr}: {e}")))?;
         ready(listener.local_addr()?)?;
-        axum::serve(listener, router(AppState::new(config))).with_graceful_shutdown(shutdown_signal()).await?;
+        let state = AppState::new(config);
+        server::serve(listener, router(state.clone()), state, shutdown_signal()).await?;
         Ok(())
     });
     // Jobs that timed out may still be computing; their answers are no longer wanted.

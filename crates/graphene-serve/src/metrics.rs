@@ -16,6 +16,12 @@ pub struct Metrics {
     pub cancelled: IntCounter,
     /// Requests refused at once because --max-pending requests were already in flight.
     pub rejected: IntCounter,
+    /// Connections open now.
+    pub connections: IntGauge,
+    /// Connections closed by the service before their client was done, by reason:
+    /// `evicted` (idle, closed to make room under --max-connections), `refused` (new, at
+    /// --max-connections with every connection in a request).
+    pub dropped: IntCounterVec,
 }
 
 /// Seconds; from a tiny DAG's lower bound to the default timeout.
@@ -48,14 +54,25 @@ impl Metrics {
             "Requests answered 503 at once because --max-pending requests were in flight",
         )
         .expect("valid metric");
+        let connections = IntGauge::new("graphene_connections_open", "HTTP connections open").expect("valid metric");
+        let dropped = IntCounterVec::new(
+            Opts::new(
+                "graphene_connections_dropped_total",
+                "Connections the service closed to stay within --max-connections: evicted (idle), refused (new)",
+            ),
+            &["reason"],
+        )
+        .expect("valid metric");
         let registry = Registry::new();
+        registry.register(Box::new(connections.clone())).expect("registered once");
+        registry.register(Box::new(dropped.clone())).expect("registered once");
         registry.register(Box::new(cancelled.clone())).expect("registered once");
         registry.register(Box::new(rejected.clone())).expect("registered once");
         registry.register(Box::new(requests.clone())).expect("registered once");
         registry.register(Box::new(latency.clone())).expect("registered once");
         registry.register(Box::new(running.clone())).expect("registered once");
         registry.register(Box::new(timeouts.clone())).expect("registered once");
-        Metrics { registry, requests, latency, running, timeouts, cancelled, rejected }
+        Metrics { registry, requests, latency, running, timeouts, cancelled, rejected, connections, dropped }
     }
 
     pub fn observe(&self, route: &str, status: u16, seconds: f64) {

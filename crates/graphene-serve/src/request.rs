@@ -5,7 +5,7 @@
 //! the CLI, so an error names them the way the CLI would and positions count from their own
 //! first character: a client sees exactly the message `graphene build-schedule dag.json` prints.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use clap::ValueEnum;
@@ -15,6 +15,7 @@ use serde_json::value::RawValue;
 use graphene::error::{Error, Result};
 use graphene::formats::{self, schedule_file, Format, LoadOptions};
 use graphene::model::{Cluster, ClusterSpec, Dag, Network};
+use graphene::request::ClusterOptions;
 use graphene::Scheduler;
 
 pub const DAG_FILE: &str = "dag.json";
@@ -129,20 +130,19 @@ pub fn parse(body: &[u8], query: Options, endpoint: Endpoint) -> Result<Job> {
     let text = std::str::from_utf8(body).map_err(|_| Error::field(BODY, "stream did not contain valid UTF-8"))?;
     // Editors on Windows start files with a byte-order mark; the CLI accepts it too.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let envelope: Option<HashMap<String, &RawValue>> =
-        serde_json::from_str(text).ok().filter(|m: &HashMap<String, &RawValue>| m.contains_key("dag"));
+    // A BTreeMap, so that of several bad options the same one is always reported first.
+    let envelope: Option<BTreeMap<String, &RawValue>> =
+        serde_json::from_str(text).ok().filter(|m: &BTreeMap<String, &RawValue>| m.contains_key("dag"));
     let (dag_text, cluster_text, schedule_text, options) = match envelope {
         Some(mut m) => {
-            let dag = m.remove("dag").expect("checked above").get();
+            let Some(dag) = m.remove("dag") else { unreachable!("the filter above keeps envelopes with a dag") };
             let cluster = m.remove("cluster").map(|v| v.get());
             let schedule = m.remove("schedule").map(|v| v.get());
-            let rest: serde_json::Map<String, serde_json::Value> = m
-                .into_iter()
-                .map(|(k, v)| (k, serde_json::from_str(v.get()).expect("RawValue holds valid JSON")))
-                .collect();
-            let opts: Options = serde_json::from_value(serde_json::Value::Object(rest))
-                .map_err(|e| Error::field(BODY, e.to_string()))?;
-            (dag, cluster, schedule, opts.over(query))
+            let mut opts = Options::default();
+            for (name, value) in &m {
+                opts = option(name, value)?.over(opts);
+            }
+            (dag.get(), cluster, schedule, opts.over(query))
         }
         None if want_schedule => {
             return Err(Error::field(BODY, "expected an object {\"dag\": ..., \"schedule\": ...}"));
@@ -187,6 +187,29 @@ pub fn parse(body: &[u8], query: Options, endpoint: Endpoint) -> Result<Job> {
     Ok(Job { dag, cluster, net, network_file, options, schedule })
 }
 
+/// One option of an envelope, as an `Options` with that field alone set. Option values are
+/// numbers, strings and booleans, never nested: an array or object is refused, naming the
+/// option, by its first character, without reading what it holds (JSON nested 100,000 deep would
+/// exceed the JSON reader's recursion limit, and it has nothing to say anyway).
+fn option(name: &str, raw: &RawValue) -> Result<Options> {
+    use serde_json::{Map, Value};
+    let one =
+        |value: Value| serde_json::from_value::<Options>(Value::Object(Map::from_iter([(name.to_string(), value)])));
+    // An unknown option is reported as such whatever its value.
+    one(Value::Null).map_err(|e| Error::field(BODY, e.to_string()))?;
+    let text = raw.get().trim_start();
+    let value = match text.as_bytes().first() {
+        Some(b'[') => Value::Array(Vec::new()),
+        Some(b'{') => Value::Object(Map::new()),
+        _ => serde_json::from_str(text).map_err(|e| Error::field(BODY, format!("{name}: {e}")))?,
+    };
+    one(value).map_err(|e| {
+        let nested =
+            if text.starts_with(['[', '{']) { " (options are numbers, strings or booleans, never nested)" } else { "" };
+        Error::field(BODY, format!("{name}: {e}{nested}"))
+    })
+}
+
 fn options_leave_cluster(cluster_text: Option<&str>, o: &Options) -> bool {
     cluster_text.is_none() && o.machines.is_none() && o.capacity.is_none()
 }
@@ -203,27 +226,28 @@ fn parse_dag(text: &str, opts: &LoadOptions) -> Result<Dag> {
     Ok(dags.remove(0))
 }
 
-/// As the CLI's cluster flags: a cluster file, or `machines` x `capacity` (10 default machines).
+/// As the CLI's cluster flags: a cluster file, or `machines` x `capacity` (10 default machines),
+/// checked by the library's rules for the flags (the machine count against `--limit-machines`
+/// before anything is allocated), so that the messages are the CLI's.
 fn cluster_spec(text: Option<&str>, o: &Options) -> Result<ClusterSpec> {
-    let mut spec = match text {
-        Some(t) => formats::cluster::parse(t).map_err(|e| e.in_file(Path::new(CLUSTER_FILE)))?,
-        None => {
-            let cap = match &o.capacity {
-                Some(c) => formats::cluster::parse_capacity(c)?,
-                None => ClusterSpec::default_capacity(),
-            };
-            let n = o.machines.unwrap_or(10);
-            if n == 0 {
-                return Err(Error::Usage("--machines must be at least 1".into()));
-            }
-            graphene::limits::current().check_machines(n as u64, "machines")?;
-            ClusterSpec::uniform(n, cap)
-        }
+    let flags = ClusterOptions {
+        file: None,
+        machines: o.machines,
+        capacity: o.capacity.clone(),
+        no_overbook: o.no_overbook.unwrap_or(false),
+        speeds: None,
+        bandwidth: None,
     };
-    if o.no_overbook.unwrap_or(false) {
-        spec.overbook.clear();
+    match text {
+        Some(t) => {
+            let mut spec = formats::cluster::parse(t).map_err(|e| e.in_file(Path::new(CLUSTER_FILE)))?;
+            if flags.no_overbook {
+                spec.overbook.clear();
+            }
+            Ok(spec)
+        }
+        None => flags.spec(),
     }
-    Ok(spec)
 }
 
 fn resolve(spec: &ClusterSpec, dag: &Dag, from_file: bool) -> Result<Cluster> {

@@ -73,7 +73,7 @@ fn batch_mode(args: &[String]) {
     let seed: u64 = arg(args, "--seed", 1);
     let machines: usize = arg(args, "--machines", 50);
     let all = tpch();
-    let speeds = batch::lachesis_speeds(machines, seed);
+    let speeds = batch::lachesis_speeds(machines, seed).expect("machines within the limit");
     let capacity: BTreeMap<String, f64> = [("cpu".to_string(), 1.0)].into_iter().collect();
     let mut spec = ClusterSpec::with_speeds(&speeds, capacity, 1.0);
     spec.overbook.clear();
@@ -281,7 +281,7 @@ fn heft_speed(args: &[String]) {
     let tasks: usize = arg(args, "--tasks", 5000);
     let machines: usize = arg(args, "--machines", 50);
     let dag = layered(tasks, 3);
-    let speeds = batch::lachesis_speeds(machines, 3);
+    let speeds = batch::lachesis_speeds(machines, 3).expect("machines within the limit");
     let capacity: BTreeMap<String, f64> = [("cpu".to_string(), 1.0)].into_iter().collect();
     let spec = ClusterSpec::with_speeds(&speeds, capacity, 5.0);
     let cluster = spec.resolve(&dag.resources).expect("cluster");

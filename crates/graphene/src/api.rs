@@ -185,9 +185,194 @@ pub fn validate_entries(
     Ok(format!("valid: {} tasks of {} on {} machines, makespan {makespan}", entries.len(), dag.name, cluster.len()))
 }
 
+/// `validate` on a whole schedule file: [`validate_entries`] on its tasks, copies and order, and
+/// every figure it states checked against them ([`check_stated`]).
+pub fn validate_file(
+    dag: &Dag,
+    cluster: &Cluster,
+    net: &Network,
+    file: &crate::formats::schedule_file::ScheduleFile,
+) -> std::result::Result<String, Vec<Violation>> {
+    let stated = check_stated(dag, cluster, net, file);
+    match validate_entries(dag, cluster, net, &file.tasks, &file.copies, &file.order) {
+        Ok(summary) if stated.is_empty() => Ok(summary),
+        Ok(_) => Err(stated),
+        Err(mut v) => {
+            v.extend(stated);
+            Err(v)
+        }
+    }
+}
+
+/// Relative slack for stated figures (a hand-edited file may round them).
+const STATED_EPS: f64 = 1e-6;
+
+/// The figures a schedule file states besides its tasks, each checked when present: `makespan`
+/// (the tasks' last end), `machines` (the cluster's), `resources` (the DAG's), `lower_bounds`
+/// (recomputed from the DAG and cluster, at the fastest speed), `ratio` (makespan over the best
+/// bound), `speedup` and `slr` (LACHESIS's, from the DAG and speeds) and every task's
+/// `priority` (1 - its rank in `order` / (tasks - 1)). A violation per contradicted figure.
+pub fn check_stated(
+    dag: &Dag,
+    cluster: &Cluster,
+    net: &Network,
+    file: &crate::formats::schedule_file::ScheduleFile,
+) -> Vec<Violation> {
+    let mut out = Vec::new();
+    let mut check = |field: &str, stated: Option<f64>, actual: f64, source: &str| {
+        let Some(stated) = stated else { return };
+        let close = (stated - actual).abs() <= STATED_EPS * actual.abs().max(1.0);
+        if !close {
+            out.push(Violation::Stated {
+                field: field.to_string(),
+                stated: crate::limits::show(stated),
+                actual: crate::limits::show(actual),
+                source: source.to_string(),
+            });
+        }
+    };
+    let makespan = file.tasks.iter().map(|t| t.end).filter(|e| e.is_finite()).fold(0.0, f64::max);
+    check("makespan", file.makespan, makespan, "its tasks end at");
+    check("machines", file.machines, cluster.len() as f64, "the cluster has");
+    let needs_bounds = file.lower_bounds.is_some() || file.ratio.is_some();
+    if needs_bounds {
+        let mut bounds = lowerbound::compute(dag, cluster);
+        let top = net.max_speed();
+        if top > 0.0 && top != 1.0 {
+            bounds.critical_path /= top;
+            bounds.total_work /= top;
+            bounds.stage_aware /= top;
+        }
+        if let Some(b) = &file.lower_bounds {
+            let source = "the DAG and the cluster give";
+            check("lower_bounds.critical_path", b.critical_path, bounds.critical_path, source);
+            check("lower_bounds.total_work", b.total_work, bounds.total_work, source);
+            check("lower_bounds.stage_aware", b.stage_aware, bounds.stage_aware, source);
+        }
+        let best = bounds.best();
+        let ratio = if best > 0.0 { makespan / best } else { 1.0 };
+        check("ratio", file.ratio, ratio, "its tasks' makespan over the best lower bound is");
+    }
+    if file.speedup.is_some() || file.slr.is_some() {
+        let m = crate::hetero::metrics::Bases::of_dag(dag, net).metrics(makespan);
+        check("speedup", file.speedup, m.speedup, "the total work at the fastest speed over the makespan is");
+        check("slr", file.slr, m.slr, "the makespan over the critical path at the fastest speed is");
+    }
+    if !file.order.is_empty() {
+        let n = file.order.len();
+        let rank: std::collections::HashMap<&str, usize> =
+            file.order.iter().enumerate().map(|(k, id)| (id.as_str(), k)).collect();
+        for t in &file.tasks {
+            if let (Some(p), Some(&k)) = (t.priority, rank.get(t.id.as_str())) {
+                let expected = if n > 1 { 1.0 - k as f64 / (n - 1) as f64 } else { 1.0 };
+                check(&format!("task '{}' priority", t.id), Some(p), expected, "its rank in order gives");
+            }
+        }
+    }
+    if let Some(r) = &file.resources {
+        if *r != dag.resources {
+            out.push(Violation::Stated {
+                field: "resources".into(),
+                stated: r.join(", "),
+                actual: dag.resources.join(", "),
+                source: "the DAG has".into(),
+            });
+        }
+    }
+    out
+}
+
 /// Pretty JSON and a newline, as the CLI prints it.
 pub fn pretty(v: &serde_json::Value) -> Vec<u8> {
     let mut out = serde_json::to_vec_pretty(v).expect("serializable");
     out.push(b'\n');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::schedule_file;
+    use crate::model::ClusterSpec;
+
+    fn example() -> (Dag, Cluster) {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/example.json")).unwrap();
+        let dag = crate::formats::native::parse(&text, "example").unwrap();
+        let cluster = ClusterSpec::uniform(10, ClusterSpec::default_capacity()).resolve(&dag.resources).unwrap();
+        (dag, cluster)
+    }
+
+    /// A report's own figures pass; each one edited to contradict its tasks, the DAG or the
+    /// cluster is a violation naming the field, the stated and the actual value.
+    #[test]
+    fn stated_figures_must_agree_with_the_tasks() {
+        let (dag, cluster) = example();
+        let net = Network::uniform(cluster.len());
+        let built =
+            schedule(&dag, &cluster, &net, false, Scheduler::Graphene, &OfflineConfig::default(), 0, true).unwrap();
+        let text = String::from_utf8(built.json).unwrap();
+        let file = schedule_file::parse(&text).unwrap();
+        assert!(validate_file(&dag, &cluster, &net, &file).is_ok());
+        let edit = |f: &dyn Fn(&mut serde_json::Value)| {
+            let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            f(&mut v);
+            let file = schedule_file::parse(&v.to_string()).unwrap();
+            validate_file(&dag, &cluster, &net, &file).unwrap_err().iter().map(|v| v.to_string()).collect::<Vec<_>>()
+        };
+        assert_eq!(edit(&|v| v["makespan"] = 1.0.into()), ["makespan is 1 in the file, but its tasks end at 50.5"]);
+        // Within the slack a hand-edited file may round to.
+        let rounded = edit(&|v| {
+            v["makespan"] = 50.50000001.into();
+            v["machines"] = 3.into();
+        });
+        assert_eq!(rounded, ["machines is 3 in the file, but the cluster has 10"]);
+        assert_eq!(
+            edit(&|v| v["lower_bounds"]["stage_aware"] = 1.0.into()),
+            ["lower_bounds.stage_aware is 1 in the file, but the DAG and the cluster give 50.5"]
+        );
+        assert_eq!(
+            edit(&|v| v["ratio"] = 0.5.into()),
+            ["ratio is 0.5 in the file, but its tasks' makespan over the best lower bound is 1"]
+        );
+        assert_eq!(
+            edit(&|v| v["tasks"][3]["priority"] = 0.0.into()),
+            [format!(
+                "task '{}' priority is 0 in the file, but its rank in order gives {}",
+                v_id(&text, 3),
+                v_pri(&text, 3)
+            )]
+        );
+        assert_eq!(
+            edit(&|v| v["resources"] = serde_json::json!(["cpu"])),
+            ["resources is cpu in the file, but the DAG has cpu, mem, disk, net"]
+        );
+        // A network report's speedup and SLR.
+        let speeds = ClusterSpec::with_speeds(&[1.0, 2.0, 4.0], ClusterSpec::default_capacity(), 1.0);
+        let c3 = speeds.resolve(&dag.resources).unwrap();
+        let net3 = speeds.network();
+        let h =
+            schedule(&dag, &c3, &net3, false, Scheduler::parse("heft").unwrap(), &OfflineConfig::default(), 0, true)
+                .unwrap();
+        let htext = String::from_utf8(h.json).unwrap();
+        assert!(validate_file(&dag, &c3, &net3, &schedule_file::parse(&htext).unwrap()).is_ok());
+        let mut v: serde_json::Value = serde_json::from_str(&htext).unwrap();
+        v["speedup"] = 100.0.into();
+        v["slr"] = 0.0.into();
+        let bad = validate_file(&dag, &c3, &net3, &schedule_file::parse(&v.to_string()).unwrap()).unwrap_err();
+        assert_eq!(bad.len(), 2, "{bad:?}");
+        assert!(bad[0].to_string().starts_with("speedup is 100 in the file, but the total work"), "{}", bad[0]);
+        assert!(bad[1].to_string().starts_with("slr is 0 in the file, but the makespan"), "{}", bad[1]);
+    }
+
+    fn v_pri(text: &str, i: usize) -> f64 {
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        let p = v["tasks"][i]["priority"].as_f64().unwrap();
+        assert!(p > 0.5, "the edit changes it");
+        p
+    }
+
+    fn v_id(text: &str, i: usize) -> String {
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        v["tasks"][i]["id"].as_str().unwrap().to_string()
+    }
 }

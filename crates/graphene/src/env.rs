@@ -269,6 +269,7 @@ pub fn default_settings(workload: &Workload) -> OnlineSettings {
         cs_user_limit: None,
         cs_yarn: online::CsYarn::default(),
         decima_model: None,
+        decima_bundled: None,
         sticky: false,
     }
 }
@@ -301,9 +302,10 @@ enum Reference {
 impl Reference {
     fn new(name: &str, settings: &OnlineSettings) -> Result<Reference> {
         if name == "decima" {
-            let model = match &settings.decima_model {
-                Some(p) => Model::load(p)?,
-                None => Model::bundled()?,
+            let model = match (&settings.decima_model, settings.decima_bundled) {
+                (Some(p), _) => Model::load(p)?,
+                (None, Some(name)) => Model::bundled_named(name)?,
+                (None, None) => Model::bundled()?,
             };
             return Ok(Reference::Decima { arch: Box::new(Arch::new()), params: model.params });
         }
@@ -426,7 +428,8 @@ impl Policy for Agent {
             }
             let Ok(action) = self.from_env.recv() else { resume_unwind(Box::new(Abandoned)) };
             let obs = decision.obs;
-            let v = if obs.cand.contains(&(action.node as u32)) {
+            // A node past u32 is no node of any observation: invalid like any non-candidate.
+            let v = if u32::try_from(action.node).is_ok_and(|n| obs.cand.contains(&n)) {
                 action.node
             } else {
                 self.invalid += 1;
@@ -544,6 +547,21 @@ mod tests {
         let bad = play(&w, &c, None, |d| Action { node: d.obs.x.len() + 5, level: 99 });
         assert!(bad.2.complete);
         assert_eq!(bad.2.invalid_actions, bad.0);
+    }
+
+    /// A node past u32 whose low 32 bits name a candidate is no candidate: it is replaced and
+    /// counted like any other invalid node (it was once cut to its low bits and then indexed
+    /// the observation out of bounds).
+    #[cfg(target_pointer_width = "64")]
+    #[test]
+    fn nodes_past_u32_are_invalid_not_truncated() {
+        let (w, c) = setup(8, 1);
+        let wide = play(&w, &c, None, |d| Action { node: (1usize << 32) + d.obs.cand[0] as usize, level: 0 });
+        assert!(wide.2.complete);
+        assert_eq!(wide.2.invalid_actions, wide.0);
+        let first = play(&w, &c, None, |d| Action { node: d.obs.cand[0] as usize, level: 0 });
+        assert_eq!(first.2.invalid_actions, 0);
+        assert_eq!(wide.2.jct, first.2.jct);
     }
 
     /// A reference built from another policy names a candidate at every step, and dropping an

@@ -60,12 +60,17 @@ impl Error {
 
     /// Places an error on line `line` (1-based) of the file it will be reported in.
     pub fn at_line(self, line: usize) -> Error {
-        Error::AtLine { line, source: Box::new(self) }
+        match self {
+            // Work stopped at its deadline is nothing wrong with the input.
+            stopped @ Error::TimedOut { .. } => stopped,
+            other => Error::AtLine { line, source: Box::new(other) },
+        }
     }
 
     pub fn in_file(self, file: &Path) -> Error {
         match self {
             already @ Error::InFile { .. } => already,
+            stopped @ Error::TimedOut { .. } => stopped,
             other => Error::InFile { file: file.display().to_string(), source: Box::new(other) },
         }
     }

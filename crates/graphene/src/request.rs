@@ -29,6 +29,16 @@ pub enum Source {
 }
 
 impl Source {
+    /// Text given as bytes (a body, or bytes from Python), decoded as files are
+    /// ([`formats::decode_text`]); an error names the input after `name`.
+    pub fn from_bytes(bytes: Vec<u8>, name: impl Into<String>) -> Result<Source> {
+        let name = name.into();
+        match formats::decode_text(bytes) {
+            Ok(text) => Ok(Source::Text { text, name }),
+            Err(e) => Err(e.in_file(Path::new(&name))),
+        }
+    }
+
     pub fn text(&self) -> Result<String> {
         match self {
             Source::Path(p) => formats::read_text(p),
@@ -54,34 +64,37 @@ impl Source {
 
 /// Every DAG of a source (a TPC-H file holds 22 unless `opts.query` picks one).
 pub fn load_dags(src: &Source, opts: &LoadOptions) -> Result<Vec<Dag>> {
+    load_dags_detected(src, opts).map(|(_, dags)| dags)
+}
+
+fn load_dags_detected(src: &Source, opts: &LoadOptions) -> Result<(Format, Vec<Dag>)> {
     match src {
-        Source::Path(p) => formats::load_dags(p, opts),
+        Source::Path(p) => formats::load_dags_detected(p, opts),
         Source::Text { text, name } => {
             if let Some(p) = &opts.demands {
                 formats::profile::Profile::by_name(p)?;
             }
-            formats::parse_dags(text, name, opts)
+            formats::parse_dags_detected(text, name, opts)
         }
     }
 }
 
 /// Exactly one DAG.
 pub fn load_dag(src: &Source, opts: &LoadOptions) -> Result<Dag> {
-    let mut dags = load_dags(src, opts)?;
-    if dags.len() != 1 {
-        let what = match src {
-            Source::Path(p) => p.display().to_string(),
-            Source::Text { name, .. } => name.clone(),
-        };
-        return Err(Error::Usage(format!("{what}: holds {} DAGs; pick one with --query N", dags.len())));
-    }
-    Ok(dags.remove(0))
+    let (format, dags) = load_dags_detected(src, opts)?;
+    let what = match src {
+        Source::Path(p) => p.display().to_string(),
+        Source::Text { name, .. } => name.clone(),
+    };
+    formats::one_of(&what, format, dags)
 }
 
 fn is_network_source(src: &Source, format: Option<Format>) -> Result<bool> {
-    Ok(match format {
-        Some(f) => f == Format::Hetero,
-        None => src.named(formats::detect(&src.text()?))? == Format::Hetero,
+    Ok(match (format, src) {
+        (Some(f), _) => f == Format::Hetero,
+        // A compressed Spark log or a rolling-log directory is not text to detect.
+        (None, Source::Path(p)) => formats::is_network_file(p, None)?,
+        (None, Source::Text { .. }) => src.named(formats::detect(&src.text()?))? == Format::Hetero,
     })
 }
 
@@ -360,7 +373,7 @@ pub fn validate(
     let file = schedule_src.named(formats::schedule_file::parse(&schedule_src.text()?))?;
     let spec = cluster.spec_for(dag_src, load.format)?;
     let c = cluster.cluster_for(&spec, &dag, dag_src)?;
-    Ok(api::validate_entries(&dag, &c, &spec.network(), &file.tasks, &file.copies, &file.order))
+    Ok(api::validate_file(&dag, &c, &spec.network(), &file))
 }
 
 /// `compare` runs every scheduler on many DAGs: an exact search per DAG is `build-schedule`'s.
@@ -416,9 +429,7 @@ pub fn gen_trace(
     cluster: &ClusterOptions,
 ) -> Result<String> {
     let arrival: ArrivalProcess = arrival.parse()?;
-    if queues == 0 {
-        return Err(Error::Usage("--queues must be at least 1".into()));
-    }
+    trace::generate::check_counts(jobs, arrival, queues)?;
     let mut dags = Vec::new();
     for src in dag_srcs {
         dags.extend(load_dags(src, load)?);
@@ -440,6 +451,7 @@ pub fn export_trace(
     cluster: &ClusterOptions,
     opts: &crate::export::sls::TraceExportOptions,
 ) -> Result<(crate::export::sls::TraceExport, String)> {
+    opts.units.check()?;
     let c = cluster.trace_cluster()?;
     let (workload, skipped) = match trace_src {
         Source::Path(p) => trace::load(p, &TraceOptions { format: trace_format, queues: None })?,
@@ -789,8 +801,10 @@ impl ReplayOptions {
                 other => return Err(Error::Usage(format!("--tetris-srpt-scale {other:?}: expected max or mean"))),
             },
             decima_model: self.decima_model.clone(),
+            decima_bundled: None,
             sticky: self.sticky,
         };
+        let mut settings = settings;
         let cfg = SimConfig {
             heartbeat: self.heartbeat,
             misestimate: self.misestimate.as_deref().map(parse_misestimate).transpose()?,
@@ -814,6 +828,10 @@ impl ReplayOptions {
         };
         // Empty when the reader left nothing out.
         let skipped = if skipped.is_empty() { String::new() } else { skipped.to_string() };
+        if settings.decima_model.is_none() {
+            let run = decima_run_shape(&workload, &cluster, &cfg, settings.sticky);
+            settings.decima_bundled = Some(online::decima::Model::closest(&run).0);
+        }
         Ok(ReplaySetup { workload, cluster, shares, settings, cfg, skipped })
     }
 }
@@ -853,15 +871,36 @@ pub fn replay(trace_src: &Source, trace_name: &str, opts: &ReplayOptions, schedu
 /// was trained for (see [`online::decima::setting`]). Fails only when the model cannot be read,
 /// which the replay itself would fail on too.
 pub fn decima_warning(setup: &ReplaySetup) -> Result<Option<String>> {
-    use online::decima::{setting, Model, RunShape};
-    let (model, source) = match &setup.settings.decima_model {
-        Some(p) => (Model::load(p)?, p.display().to_string()),
-        None => (Model::bundled()?, "(bundled models/decima-tpch.json)".to_string()),
+    use online::decima::{setting, Model};
+    let run = decima_run_shape(&setup.workload, &setup.cluster, &setup.cfg, setup.settings.sticky);
+    let (model, source) = match (&setup.settings.decima_model, setup.settings.decima_bundled) {
+        (Some(p), _) => (Model::load(p)?, p.display().to_string()),
+        (None, name) => {
+            let name = name.unwrap_or(online::decima::model::BUNDLED_MODELS[0].0);
+            (Model::bundled_named(name)?, format!("(bundled models/{name}, the closest to this run)"))
+        }
     };
-    let mut run = RunShape::of(&setup.workload, &setup.cluster, &setup.cfg.speeds, setup.cfg.heartbeat);
-    run.waves = setup.cfg.waves.as_ref().map(|w| w.moving_delay);
-    run.sticky = setup.settings.sticky;
-    Ok(setting::warning(model.setting()?.as_ref(), &source, &run))
+    let warning = setting::warning(model.setting()?.as_ref(), &source, &run);
+    Ok(warning.map(|w| {
+        if setup.settings.decima_model.is_some() {
+            return w;
+        }
+        // No bundled model fits: say which exist, so the user can pick one or train their own.
+        let names: Vec<&str> = online::decima::model::BUNDLED_MODELS.iter().map(|(n, _)| *n).collect();
+        format!(
+            "{w}\n  no bundled model was trained for this setting (bundled: {}); pass --decima-model FILE, or train one with `graphene train-decima`",
+            names.join(", ")
+        )
+    }))
+}
+
+/// What a `decima` model's setting is compared with: the run's cluster, arrivals and load,
+/// and its wave durations and stickiness.
+fn decima_run_shape(workload: &Workload, cluster: &Cluster, cfg: &SimConfig, sticky: bool) -> online::decima::RunShape {
+    let mut run = online::decima::RunShape::of(workload, cluster, &cfg.speeds, cfg.heartbeat);
+    run.waves = cfg.waves.as_ref().map(|w| w.moving_delay);
+    run.sticky = sticky;
+    run
 }
 
 /// Refuses a realized schedule that breaks a dependency or a capacity: that would be a bug in
@@ -951,6 +990,19 @@ j1,8,q0,c,1,1,1,0,0,0,,
         let mut jcts: Vec<(String, f64)> = out.result.jobs.iter().map(|j| (j.name.clone(), j.jct())).collect();
         jcts.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(jcts.into_iter().map(|(_, t)| t).collect())
+    }
+
+    /// Bytes decode as files do: a byte-order mark dropped, invalid UTF-8 named by the input and
+    /// the offset of its first bad byte.
+    #[test]
+    fn sources_from_bytes_decode_as_files() {
+        match Source::from_bytes(b"\xef\xbb\xbf{}".to_vec(), "dag").unwrap() {
+            Source::Text { text, name } => assert_eq!((text.as_str(), name.as_str()), ("{}", "dag")),
+            other => panic!("{other:?}"),
+        }
+        let e = Source::from_bytes(b"ab\xff\xfe".to_vec(), "dag").unwrap_err();
+        assert!(matches!(e, Error::InFile { .. }));
+        assert_eq!(e.to_string(), "dag: not UTF-8 text (invalid byte at offset 2)");
     }
 
     /// `ReplayOptions::waves` binds the sidecar in the library (every front end gets it), with

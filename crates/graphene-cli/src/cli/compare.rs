@@ -29,6 +29,12 @@ pub struct Args {
     /// Print rows as CSV.
     #[arg(long)]
     pub csv: bool,
+    /// Report elapsed_ms as 0 so that repeated runs are byte-identical.
+    #[arg(long)]
+    pub no_timing: bool,
+    /// No progress bar on standard error.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 pub fn run(a: Args) -> Result<i32> {
@@ -68,23 +74,45 @@ pub fn run(a: Args) -> Result<i32> {
         )?;
     }
     let spec_refs: Vec<&graphene::ClusterSpec> = specs.iter().collect();
+    let bar = super::progress::bar(
+        (dags.len() * schedulers.len()) as u64,
+        "{spinner} compare [{bar:30}] {pos}/{len} schedules, last {msg} ({elapsed})",
+        a.quiet,
+    );
     let rows = a.search.in_pool(|| {
         compare_each(&dags, &spec_refs, &schedulers, &cfg, a.input.seed, |r: &Row| {
+            if let Some(b) = &bar {
+                b.inc(1);
+                b.set_message(r.dag.clone());
+            }
             if text {
                 let tail = if extra { format!(" {:>8.3} {:>7.3}", r.speedup, r.slr) } else { String::new() };
                 // A closed stdout surfaces at the summary below; rows are best effort.
-                let _ = outln!(
-                    "{:<32} {:>7} {:<15} {:>14.3} {:>8.4} {:>11.2}{tail}",
-                    r.dag,
-                    r.tasks,
-                    r.scheduler,
-                    r.makespan,
-                    r.ratio,
-                    r.elapsed_ms
-                );
+                let print = || {
+                    outln!(
+                        "{:<32} {:>7} {:<15} {:>14.3} {:>8.4} {:>11.2}{tail}",
+                        r.dag,
+                        r.tasks,
+                        r.scheduler,
+                        r.makespan,
+                        r.ratio,
+                        if a.no_timing { 0.0 } else { r.elapsed_ms }
+                    )
+                };
+                let _ = match &bar {
+                    Some(b) => b.suspend(print),
+                    None => print(),
+                };
             }
         })
     })??;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let mut rows = rows;
+    if a.no_timing {
+        rows.iter_mut().for_each(|r| r.elapsed_ms = 0.0);
+    }
     let summary = summarize(&rows, &schedulers);
     if a.json {
         let v = serde_json::json!({ "rows": rows, "summary": summary });

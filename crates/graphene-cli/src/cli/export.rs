@@ -46,7 +46,8 @@ pub struct Args {
     pub seed: u64,
     #[command(flatten)]
     pub yarn: YarnUnitArgs,
-    /// Milliseconds per unit of schedule time.
+    /// Milliseconds per unit of schedule time. Durations, memory and vcores must come out within
+    /// what YARN holds (a Java long of ms and MB, an int of vcores); beyond is refused.
     #[arg(long, value_name = "MS", default_value_t = 1000.0)]
     pub time_ms: f64,
     /// SLS queue the job is submitted to.
@@ -58,11 +59,6 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<i32> {
-    for (flag, v) in [("--mem-mb", a.yarn.mem_mb), ("--time-ms", a.time_ms)] {
-        if !(v.is_finite() && v > 0.0) {
-            return Err(Error::Usage(format!("{flag} {v} must be a positive number")));
-        }
-    }
     let opts = ExportOptions {
         format: a.format,
         levels: a.levels,
@@ -70,6 +66,8 @@ pub fn run(a: Args) -> Result<i32> {
         queue: a.queue,
         allocation_request_id: a.allocation_request_id,
     };
+    // The scales before any file is read (the library checks them again).
+    opts.units.check()?;
     let schedule = ScheduleIn::load(&a.schedule)?;
     let dag = match &a.dag {
         Some(path) => {

@@ -24,13 +24,14 @@ pub struct Args {
     /// Draw only DAGs with at least this many stages (e.g. 3 for deep multi-stage jobs).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub min_stages: usize,
-    /// Number of jobs.
+    /// Number of jobs: at least 1, at most --limit-jobs; their tasks together at most --limit-tasks.
     #[arg(long, value_name = "N")]
     pub jobs: usize,
     /// Arrival process: poisson:MEAN_SECONDS (exponential gaps), fixed:SECONDS or all-at-once.
+    /// Every arrival must be at most 1e12 s (as replay reads them).
     #[arg(long, value_name = "PROCESS", default_value = "poisson:10")]
     pub arrival: String,
-    /// Number of queues q0..q(K-1); each job joins one uniformly at random.
+    /// Number of queues q0..q(K-1), at most --limit-jobs; each job joins one uniformly at random.
     #[arg(long, value_name = "K", default_value_t = 1)]
     pub queues: usize,
     /// Rescale the arrival gaps so that the busiest resource of the cluster (--cluster or
@@ -91,14 +92,17 @@ pub fn run(a: Args) -> Result<i32> {
     if sizes.is_some() && a.style != Style::SparkSchedSim {
         return Err(Error::Usage("--sizes goes with --style spark-sched-sim (TPC-H input sizes)".into()));
     }
-    if a.queues == 0 {
-        return Err(Error::Usage("--queues must be at least 1".into()));
-    }
+    // Counts and arrival times before any file is read (the library checks them again).
+    trace::generate::check_counts(a.jobs, arrival, a.queues)?;
     if a.waves_out.is_some() && (a.style != Style::SparkSchedSim || a.duration_scale != 1.0 || a.min_duration != 0.0) {
         return Err(Error::Usage(
             "--waves-out goes with --style spark-sched-sim and unscaled durations (no --duration-scale, --min-duration)"
                 .into(),
         ));
+    }
+    if let Some(waves) = &a.waves_out {
+        let out = a.out.as_deref().unwrap_or(std::path::Path::new("-"));
+        graphene::output::distinct_outputs(&[("--out", out), ("--waves-out", waves)])?;
     }
     // The stretch's own checks, on an empty workload: refused before any file is read.
     trace::stretch_durations(&mut graphene::model::Workload { jobs: Vec::new() }, a.duration_scale, a.min_duration)?;

@@ -17,6 +17,7 @@ mod export_trace;
 mod gen_trace;
 mod lower_bound;
 mod plot;
+mod progress;
 mod replay;
 mod replay_compare;
 mod serve;
@@ -70,19 +71,47 @@ enum Command {
     Plot(plot::Args),
 }
 
+/// The arguments of the running command after the program name, as `plot` records them.
+static ARGS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// The running command's arguments, joined with spaces (without the program name).
+pub(crate) fn command_line() -> String {
+    ARGS.lock().unwrap_or_else(|e| e.into_inner()).join(" ")
+}
+
+/// Runs the command on `args` (the first is the program name, as in `std::env::args_os`).
 /// Exit status: 0 success, 1 failure (bad input, invalid schedule), 2 bad flags (from clap).
-pub fn run() -> i32 {
+/// Nothing here exits the process: `--help`, `--version` and bad flags print and return their
+/// status too, so a host process (the Python package's `python -m`) can run it.
+pub fn run_from<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    *ARGS.lock().unwrap_or_else(|e| e.into_inner()) =
+        args.iter().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
     // Negative numbers are values, not flags: `--seed -1` should be refused by the value's
     // parser ("invalid digit"), not answered with a tip about `--` that does not apply.
     let command = Cli::command().mut_subcommands(|s| s.allow_negative_numbers(true));
-    let cli = match Cli::from_arg_matches(&command.get_matches()) {
+    let parsed = command.try_get_matches_from(args).and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
-        Err(e) => e.exit(),
+        Err(e) => {
+            // What `e.exit()` prints (help and version on stdout), without leaving the process.
+            let _ = e.print();
+            use std::io::Write as _;
+            let _ = std::io::stdout().flush();
+            return e.exit_code();
+        }
     };
     let serving = matches!(cli.command, Command::Serve(_));
     if let Err(e) = cli.limits.install(serving) {
         eprintln!("error: {e}");
         return 1;
+    }
+    if !serving {
+        graphene::formats::set_note_printer(Some(|note| eprintln!("{note}")));
     }
     let result = match cli.command {
         Command::BuildSchedule(a) => build::run(a),

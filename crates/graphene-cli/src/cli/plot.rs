@@ -42,10 +42,7 @@ pub struct Common {
 
 impl Common {
     fn note(&self) -> String {
-        self.note.clone().unwrap_or_else(|| {
-            let args: Vec<String> = std::env::args().skip(1).collect();
-            format!("made by: graphene {}", args.join(" "))
-        })
+        self.note.clone().unwrap_or_else(|| format!("made by: graphene {}", super::command_line()))
     }
 }
 
@@ -80,7 +77,8 @@ pub struct UsageArgs {
 
 #[derive(clap::Args)]
 pub struct CdfArgs {
-    /// Replay output directories (jobs.csv), or compare --csv files with --metric ratio.
+    /// Replay output directories (jobs.csv, or jobs.parquet of `replay --format parquet`), or
+    /// compare --csv files with --metric ratio.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
     /// Replay directory of the baseline scheduler (for --metric jct and slowdown).
@@ -231,6 +229,7 @@ fn cdf(a: CdfArgs) -> Result<i32> {
     for p in a.inputs.iter().chain(&a.baseline) {
         inputs.push(p.clone());
         inputs.push(p.join("jobs.csv"));
+        inputs.push(p.join("jobs.parquet"));
     }
     let inputs: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
     finish(&a.common, &svg, format!("{} lines", series.len()), &inputs)

@@ -19,7 +19,8 @@ pub struct Common {
     /// Trace format (detected from the content when absent).
     #[arg(long, value_enum)]
     pub trace_format: Option<TraceFormat>,
-    /// Spread the jobs round-robin over K queues q0..q(K-1), replacing the trace's queues.
+    /// Spread the jobs round-robin over K queues q0..q(K-1), replacing the trace's queues
+    /// (K at most --limit-jobs).
     #[arg(long, value_name = "K")]
     pub spread_queues: Option<usize>,
     #[command(flatten)]
@@ -37,9 +38,8 @@ pub struct Common {
     #[arg(long, value_name = "X")]
     pub tetris_overbook_limit: Option<f64>,
     /// tetris: scale its shortest-remaining-work term by the candidates' mean remaining work
-    /// (`mean`: the Tetris paper's eps with m = 1, the default) or by their largest (`max`: the
-    /// default before session 16, which figures published before then name; weaker SRPT when job
-    /// sizes are heavy-tailed)
+    /// (`mean`: the Tetris paper's eps with m = 1, the default) or by their largest (`max`: a
+    /// weaker SRPT when job sizes are heavy-tailed)
     #[arg(long, value_name = "HOW", default_value = "mean", value_parser = ["max", "mean"])]
     pub tetris_srpt_scale: String,
     /// cs: how a queue's use is measured: `containers` (running containers), `memory` (YARN's
@@ -133,8 +133,8 @@ pub struct Common {
     pub misestimate_what: MisestimatedArg,
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// decima: weights file (from `graphene train-decima`) [default: the bundled
-    /// models/decima-tpch.json].
+    /// decima: weights file (from `graphene train-decima`) [default: the bundled model whose
+    /// recorded setting is closest to the run].
     #[arg(long, value_name = "FILE")]
     pub decima_model: Option<PathBuf>,
     /// Tasks run wave- and parallelism-dependent durations drawn from this sidecar (from
@@ -289,18 +289,10 @@ pub fn run_sim(
     cfg: &SimConfig,
     quiet: bool,
 ) -> Result<sim::SimResult> {
-    use std::io::IsTerminal;
-    if quiet || !std::io::stderr().is_terminal() {
+    let template = "{spinner} {prefix} [{bar:30}] {pos}/{len} jobs, simulated {msg} ({elapsed})";
+    let Some(bar) = super::progress::bar(workload.jobs.len() as u64, template, quiet) else {
         return sim::run(workload, cluster, policy, cfg);
-    }
-    let bar = indicatif::ProgressBar::new(workload.jobs.len() as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} {prefix} [{bar:30}] {pos}/{len} jobs, simulated {msg} ({elapsed})",
-        )
-        .expect("a valid template")
-        .progress_chars("=> "),
-    );
+    };
     bar.set_prefix(policy.name());
     let result = sim::run_with_progress(workload, cluster, policy, cfg, &mut |now, done| {
         bar.set_position(done as u64);
@@ -308,6 +300,14 @@ pub fn run_sim(
     });
     bar.finish_and_clear();
     result
+}
+
+/// The files a replay writes into its --out folder.
+fn output_files(format: TableFormat) -> &'static [&'static str] {
+    match format {
+        TableFormat::Csv => &["jobs.csv", "schedule.csv", "summary.json"],
+        TableFormat::Parquet => &["jobs.parquet", "schedule.parquet", "utilization.parquet", "summary.json"],
+    }
 }
 
 pub fn run(args: Args) -> Result<i32> {
@@ -318,6 +318,11 @@ pub fn run(args: Args) -> Result<i32> {
     let mut out = OutDir::create(&args.out, &inputs)?;
     if let Some(t) = &args.trace_out {
         graphene::output::target(t, &inputs)?;
+        // The trace must not land on one of the folder's files (written first, then replaced).
+        let files: Vec<std::path::PathBuf> = output_files(args.format).iter().map(|f| args.out.join(f)).collect();
+        let mut outputs: Vec<(&str, &std::path::Path)> = files.iter().map(|f| ("--out", f.as_path())).collect();
+        outputs.push(("--trace-out", t.as_path()));
+        graphene::output::distinct_outputs(&outputs)?;
     }
     let setup = a.setup()?;
     let mut policy = online::by_name(&args.scheduler, &setup.settings)?;
@@ -329,20 +334,19 @@ pub fn run(args: Args) -> Result<i32> {
     let rendered =
         graphene::request::replay_output(&setup, &a.trace.display().to_string(), &a.options(), policy.name(), result)?;
     let summary = &rendered.summary;
-    let written = match args.format {
+    match args.format {
         TableFormat::Csv => {
             out.write("jobs.csv", rendered.jobs_csv.as_bytes())?;
             out.write("schedule.csv", rendered.schedule_csv.as_bytes())?;
-            "jobs.csv, schedule.csv, summary.json"
         }
         TableFormat::Parquet => {
             use graphene::output::table;
             out.write("jobs.parquet", &table::jobs(&rendered.result)?)?;
             out.write("schedule.parquet", &table::schedule(&setup.workload, &rendered.result)?)?;
             out.write("utilization.parquet", &table::utilization(summary)?)?;
-            "jobs.parquet, schedule.parquet, utilization.parquet, summary.json"
         }
-    };
+    }
+    let written = output_files(args.format).join(", ");
     out.write("summary.json", &rendered.summary_json)?;
     out.commit()?;
     if let Some(t) = &args.trace_out {

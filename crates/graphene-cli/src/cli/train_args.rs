@@ -48,12 +48,13 @@ pub struct Steps<T: Trainer> {
 }
 
 impl<T: Trainer> Steps<T> {
-    /// Refuses a run of no iterations (checked before any file is read).
+    /// Refuses a run of no iterations, and rollouts, learning rate and entropy weight the
+    /// library refuses (checked before any file is read).
     pub fn check(&self) -> Result<()> {
         if self.iterations == 0 {
             return Err(Error::Usage("--iterations must be at least 1".into()));
         }
-        Ok(())
+        graphene::learn::reinforce::check_common(self.rollouts, self.lr, self.entropy)
     }
 }
 

@@ -16,7 +16,7 @@ pub struct Decima;
 impl Trainer for Decima {
     const ITERATIONS_HELP: &'static str = "Training iterations (one arrival sequence and one Adam step each)";
     const ROLLOUTS_HELP: &'static str =
-        "Rollouts per arrival sequence (run in parallel; the baseline averages over them)";
+        "Rollouts per arrival sequence, 2 to 256 (run in parallel; the baseline averages over them)";
     const ROLLOUTS: &'static str = "4";
     const LR: &'static str = "0.001";
     const ENTROPY: &'static str = "0.05";
@@ -94,13 +94,15 @@ pub struct Args {
     #[arg(long, default_value_t = 1500.0)]
     pub episode_max: f64,
     /// Jobs per episode: each iteration draws this many arrivals and drops those after the
-    /// episode's random end, so episodes hold at most N jobs (--max-jobs is the old name).
+    /// episode's random end, so episodes hold at most N jobs (--max-jobs is the old name; N at
+    /// most --limit-jobs).
     #[arg(long = "jobs", visible_alias = "max-jobs", value_name = "N", default_value_t = 200)]
     pub jobs: usize,
     /// Seconds between a machine's heartbeats in training episodes (replay's --heartbeat).
     #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
     pub heartbeat: f64,
-    /// Held-out workloads the greedy policy is scored on (mean JCT), each of this many jobs.
+    /// Held-out workloads the greedy policy is scored on (mean JCT), each of this many jobs
+    /// (their jobs together at most --limit-jobs).
     #[arg(long, default_value_t = 2)]
     pub eval_traces: usize,
     #[arg(long, default_value_t = 40)]
@@ -113,7 +115,6 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<i32> {
-    use std::io::IsTerminal;
     a.steps.check()?;
     // Flags first: a bad flag should not wait for large DAG files to load.
     let arrival = match &a.arrival {
@@ -149,6 +150,9 @@ pub fn run(a: Args) -> Result<i32> {
     if sss {
         super::gen_trace::refuse_with_sss(&a.input, &[])?;
     }
+    // Counts before any file is read (the library checks them again).
+    graphene::limits::current().check_jobs(a.jobs as u64, "--jobs (jobs per episode)")?;
+    decima::train::check_held_out(a.eval_traces, a.eval_jobs)?;
     // One list of DAGs per file under --style spark-sched-sim (a size, then a query), else one
     // list of all (a DAG uniformly, as before).
     let per_file = if sss {
@@ -219,20 +223,11 @@ pub fn run(a: Args) -> Result<i32> {
         "the other rule",
     )?;
     init.set_freed(freed);
-    let show = !a.output.quiet && std::io::stderr().is_terminal();
-    let bar = if show {
-        let b = indicatif::ProgressBar::new(a.steps.iterations as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} train-decima [{bar:30}] {pos}/{len} iterations {msg} ({elapsed})",
-            )
-            .expect("a valid template")
-            .progress_chars("=> "),
-        );
-        Some(b)
-    } else {
-        None
-    };
+    let bar = super::progress::bar(
+        a.steps.iterations as u64,
+        "{spinner} train-decima [{bar:30}] {pos}/{len} iterations {msg} ({elapsed})",
+        a.output.quiet,
+    );
     let quiet = a.output.quiet;
     let started = std::time::Instant::now();
     let trained = decima::train_with(&sources, waves.as_ref(), &cluster, &cfg, &init, &eval, a.eval_every, &mut |s| {

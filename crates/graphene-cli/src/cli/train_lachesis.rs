@@ -17,7 +17,8 @@ pub struct Lachesis;
 
 impl Trainer for Lachesis {
     const ITERATIONS_HELP: &'static str = "Training iterations (one batch and one Adam step each)";
-    const ROLLOUTS_HELP: &'static str = "Rollouts per batch (run in parallel; the baseline averages over them)";
+    const ROLLOUTS_HELP: &'static str =
+        "Rollouts per batch, 2 to 256 (run in parallel; the baseline averages over them)";
     const ROLLOUTS: &'static str = "8";
     const LR: &'static str = "0.003";
     const ENTROPY: &'static str = "0.01";
@@ -34,7 +35,8 @@ pub struct Args {
     #[arg(long, value_name = "E", default_value_t = 20)]
     pub executors: u32,
     /// Executors of the setting; their speeds are drawn from LACHESIS's 2.1-3.6 GHz table with
-    /// --speed-seed (as `cargo bench --bench hetero -- batch` does with its --seed).
+    /// --speed-seed (as `cargo bench --bench hetero -- batch` does with its --seed); at most
+    /// --limit-machines.
     #[arg(long, default_value_t = 50)]
     pub machines: usize,
     #[arg(long, default_value_t = 1)]
@@ -42,7 +44,8 @@ pub struct Args {
     /// Bandwidth between any two executors.
     #[arg(long, default_value_t = 1.0)]
     pub bandwidth: f64,
-    /// Jobs per training batch: uniform in [--jobs-min, --jobs-max].
+    /// Jobs per training batch: uniform in [--jobs-min, --jobs-max] (at most --limit-jobs, their
+    /// tasks at most --limit-tasks).
     #[arg(long, default_value_t = 1)]
     pub jobs_min: usize,
     #[arg(long, default_value_t = 10)]
@@ -59,7 +62,7 @@ pub struct Args {
     #[command(flatten)]
     pub steps: Steps<Lachesis>,
     /// Held-out batches the greedy policy is scored on (mean makespan / RankUp-DEFT's), with
-    /// job counts cycling through --eval-jobs.
+    /// job counts cycling through --eval-jobs (their jobs together at most --limit-jobs).
     #[arg(long, default_value_t = 6)]
     pub eval_batches: usize,
     #[arg(long, value_delimiter = ',', default_value = "2,5,10")]
@@ -77,24 +80,9 @@ pub struct Args {
 pub fn run(a: Args) -> Result<i32> {
     a.steps.check()?;
     let decision = Decision::parse(&a.decision).map_err(|e| Error::Usage(format!("--decision: {e}")))?;
-    if a.machines == 0 {
-        return Err(Error::Usage("--machines must be at least 1".into()));
-    }
     if !(a.bandwidth.is_finite() && a.bandwidth > 0.0) {
         return Err(Error::Usage(format!("--bandwidth {} must be a finite number > 0", a.bandwidth)));
     }
-    if a.eval_jobs.contains(&0) {
-        return Err(Error::Usage("--eval-jobs takes job counts of at least 1".into()));
-    }
-    // Tasks run one at a time per executor: no demands, as in the batch benchmark.
-    let opts = LoadOptions { executors: a.executors, demands: Some("none".into()), ..LoadOptions::default() };
-    let mut dags = Vec::new();
-    for p in &a.dags {
-        dags.extend(formats::load_dags(p, &opts)?);
-    }
-    let speeds = batch::lachesis_speeds(a.machines, a.speed_seed);
-    let spec = train::executors(&speeds, a.bandwidth);
-    let net = spec.network();
     let seed = a.seed;
     let cfg = TrainConfig {
         iterations: a.steps.iterations,
@@ -107,6 +95,18 @@ pub fn run(a: Args) -> Result<i32> {
         ccr: a.ccr.clone(),
         decision,
     };
+    // Every count before any file is read: the setting, the batches, the held-out batches.
+    train::check(&cfg)?;
+    train::check_held_out(a.eval_batches, &a.eval_jobs, a.jobs_max)?;
+    let speeds = batch::lachesis_speeds(a.machines, a.speed_seed)?;
+    // Tasks run one at a time per executor: no demands, as in the batch benchmark.
+    let opts = LoadOptions { executors: a.executors, demands: Some("none".into()), ..LoadOptions::default() };
+    let mut dags = Vec::new();
+    for p in &a.dags {
+        dags.extend(formats::load_dags(p, &opts)?);
+    }
+    let spec = train::executors(&speeds, a.bandwidth);
+    let net = spec.network();
     // Held-out batches: seeds no training iteration uses (those hash the seed with 2i, 2i + 1
     // and 2^43 + i).
     let held_out: Vec<(usize, f64, u64)> = (0..a.eval_batches)
@@ -123,20 +123,35 @@ pub fn run(a: Args) -> Result<i32> {
     let init = a.output.initial(seed)?;
     let quiet = a.output.quiet;
     let started = std::time::Instant::now();
+    let bar = super::progress::bar(
+        a.steps.iterations as u64,
+        "{spinner} train-lachesis [{bar:30}] {pos}/{len} iterations ({elapsed})",
+        quiet,
+    );
     let trained = train::train(&dags, &spec, &net, &cfg, &init, None, &eval, a.eval_every, &mut |s| {
         if quiet {
             return;
         }
+        if let Some(b) = &bar {
+            b.set_position(s.iteration as u64);
+        }
         let t = started.elapsed().as_secs_f64();
-        match s.eval_ratio {
-            Some(r) if s.iteration == 0 => eprintln!("iteration     0: held-out greedy / rankup-deft {r:.4} ({t:.0} s)"),
-            Some(r) => eprintln!(
+        let line = match s.eval_ratio {
+            Some(r) if s.iteration == 0 => format!("iteration     0: held-out greedy / rankup-deft {r:.4} ({t:.0} s)"),
+            Some(r) => format!(
                 "iteration {:>5}: {:>2} jobs ccr {:<3} sampled / rankup-deft {:.4}, entropy {:.3}; held-out greedy / rankup-deft {r:.4} ({t:.0} s)",
                 s.iteration, s.jobs, s.ccr, s.sample_ratio, s.entropy
             ),
-            None => {}
+            None => return,
+        };
+        match &bar {
+            Some(b) => b.println(line),
+            None => eprintln!("{line}"),
         }
     })?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
     let scores = trained.stats.iter().filter_map(|s| s.eval_ratio.map(|r| (s.iteration, r)));
     let (curve, chosen) = train_args::scores_json(scores, trained.best_at, "held_out_ratio");
     let dag_names = train_args::dag_names(&a.dags);

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use graphene::api::validate_entries;
+use graphene::api::validate_file;
 use graphene::formats;
 use graphene::Result;
 
@@ -28,7 +28,7 @@ pub fn run(a: Args) -> Result<i32> {
     let file = formats::schedule_file::load(&a.schedule)?;
     let spec = spec_for_file(&a.cluster, &a.input, &a.dag)?;
     let cluster = cluster_for(&spec, &dag, a.cluster.cluster.as_deref(), &a.dag)?;
-    let violations = match validate_entries(&dag, &cluster, &spec.network(), &file.tasks, &file.copies, &file.order) {
+    let violations = match validate_file(&dag, &cluster, &spec.network(), &file) {
         Ok(summary) => {
             outln!("{summary}")?;
             return Ok(0);

@@ -209,6 +209,23 @@ fn compare_csv_has_one_row_per_dag_and_scheduler_matching_the_json() {
     }
 }
 
+/// `compare --no-timing` reports every elapsed_ms as 0, in each of its three outputs, so two
+/// runs print the same bytes; without it the times are measured (some row takes > 0 ms).
+#[test]
+fn compare_no_timing_is_byte_identical_across_runs() {
+    let (ex, mot) = (example(), motivating());
+    for fmt in ["--csv", "--json", "--threads=1"] {
+        let once = run(&["compare", &ex, &mot, fmt, "--no-timing"]).ok().stdout_str();
+        assert_eq!(once, run(&["compare", &ex, &mot, fmt, "--no-timing"]).ok().stdout_str(), "{fmt}");
+        if fmt == "--json" {
+            let v: serde_json::Value = serde_json::from_str(&once).unwrap();
+            assert!(v["rows"].as_array().unwrap().iter().all(|r| r["elapsed_ms"] == 0.0), "{once}");
+            let timed = run(&["compare", &ex, &mot, fmt]).ok().json();
+            assert!(timed["rows"].as_array().unwrap().iter().any(|r| f(&r["elapsed_ms"], "elapsed_ms") > 0.0));
+        }
+    }
+}
+
 #[test]
 fn build_schedule_is_byte_identical_across_runs() {
     let (ex, mot, cl) = (example(), motivating(), motivating_cluster());
@@ -282,4 +299,30 @@ fn other_formats_schedule_and_validate_with_every_scheduler() {
             assert_eq!(v.code, Some(0), "{fixture}/{name}: validate rejects the schedule:\n{}", v.stderr);
         }
     }
+}
+
+/// Every DAG command takes a compressed Spark log and a rolling-log directory as `build-schedule`
+/// does (`compare` once read them as text to look for a cluster in them); a log of several jobs
+/// asks for `--job`, naming some of the DAGs, as a TPC-H file asks for `--query`.
+#[test]
+fn spark_logs_of_every_shape_go_to_every_dag_command_and_several_jobs_ask_for_job() {
+    let zstd = repo("tests/data/spark/tpch-q3.zstd").display().to_string();
+    let rolling = repo("tests/data/spark/eventlog_v2_tpch-q5-aqe").display().to_string();
+    let small = ["--machines", "1", "--capacity", "cpu=4,mem=2"];
+    for (log, job, dag) in [(&zstd, "0", "tpch-q3-job0"), (&rolling, "2", "tpch-q5-aqe-job2")] {
+        let mut args =
+            vec!["compare", log.as_str(), "--job", job, "--csv", "--no-timing", "--schedulers", "graphene,cp"];
+        args.extend(small);
+        let out = run(&args).ok().stdout_str();
+        assert_eq!(out.lines().count(), 3, "{out}");
+        assert!(out.lines().nth(1).unwrap().starts_with(&format!("{dag},")), "{out}");
+        let lb = run(&["lower-bound", log.as_str(), "--job", job]).ok().stdout_str();
+        assert!(lb.starts_with(&format!("{dag}: ")), "{lb}");
+    }
+    let mut args = vec!["build-schedule", rolling.as_str(), "-q"];
+    args.extend(small);
+    let r = run(&args);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(r.stderr.contains("holds 15 DAGs (tpch-q5-aqe-job2, "), "{}", r.stderr);
+    assert!(r.stderr.contains("pick one with --job ID"), "{}", r.stderr);
 }

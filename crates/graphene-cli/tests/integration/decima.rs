@@ -572,9 +572,9 @@ fn decima_spark_sched_sim_trace_has_the_documented_shape() {
     assert!(r.stderr.contains("example.json") && r.stderr.contains("TPC-H"), "{}", r.stderr);
 
     // Replayed on 10 one-slot executors (the Q6 trace: a replay of the full mix takes longer
-    // than this test should): the bundled model warns about the cluster.
+    // than this test should): the TPC-H model warns about the cluster.
     let cluster = ["--machines", "10", "--capacity", "cpu=1,mem=1,disk=1,net=1"];
-    let e = replay_decima(&single, None, dir.path(), &cluster);
+    let e = replay_decima(&single, Some(&repo("crates/graphene/models/decima-tpch.json")), dir.path(), &cluster);
     assert_eq!(e.matches("warning").count(), 1, "{e}");
     assert!(
         e.contains(
@@ -650,9 +650,53 @@ fn the_spark_sched_sim_model_has_its_setting() {
     let e = replay_decima(&t, Some(&path), dir.path(), &one_slot);
     assert!(!e.contains("warning"), "its own setting: {e}");
     let e = replay_decima(&t, None, dir.path(), &one_slot);
-    assert!(e.contains("warning") && e.contains("capacity"), "the bundled model warns there: {e}");
+    assert!(!e.contains("warning"), "without --decima-model the bundled model of this setting is picked: {e}");
+    let e = replay_decima(&t, Some(&repo("crates/graphene/models/decima-tpch.json")), dir.path(), &one_slot);
+    assert!(e.contains("warning") && e.contains("capacity"), "the TPC-H model warns there: {e}");
     let e = replay_decima(&t, Some(&path), dir.path(), &["--machines", "10"]);
     assert!(e.contains("decima-sss.json was trained for another setting") && e.contains("capacity"), "{e}");
+}
+
+/// Without `--decima-model`, `replay --scheduler decima` runs the bundled model whose setting
+/// is closest to the run: on spark-sched-sim's one-slot workload of the full 2g-100g mix, the
+/// model trained for exactly that (the same JCTs as naming it), not the multi-resource TPC-H
+/// model, which is several times worse there; on the default cluster, the TPC-H model. The
+/// warning names the model picked.
+#[test]
+fn decima_picks_the_bundled_model_of_the_run_setting() {
+    let dir = tempdir();
+    let Some(t) = spark_sched_sim_trace(dir.path(), &["--seed", "9601", "--sizes", "2g,5g,10g,20g,50g,80g,100g"])
+    else {
+        return;
+    };
+    let one_slot = ["--machines", "10", "--capacity", "cpu=1,mem=1,disk=1,net=1", "--no-timing"];
+    let jobs = |model: Option<&Path>| {
+        let e = replay_decima(&t, model, dir.path(), &one_slot);
+        (e, std::fs::read_to_string(dir.path().join("out/jobs.csv")).unwrap())
+    };
+    let (e, picked) = jobs(None);
+    assert!(!e.contains("warning"), "{e}");
+    let (_, sss100) = jobs(Some(&repo("crates/graphene/models/decima-sss-100g.json")));
+    assert_eq!(picked, sss100, "the model trained for 2g-100g on 10 one-slot executors");
+    let (e, tpch) = jobs(Some(&repo("crates/graphene/models/decima-tpch.json")));
+    assert!(e.contains("capacity: model trained with cpu=16"), "{e}");
+    let mean = |csv: &str| {
+        let mut r = csv::Reader::from_reader(csv.as_bytes());
+        let col = r.headers().unwrap().iter().position(|h| h == "jct").expect("a jct column");
+        let v: Vec<f64> = r.records().map(|x| x.unwrap()[col].parse().unwrap()).collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    assert!(mean(&tpch) > 2.0 * mean(&picked), "tpch {} picked {}", mean(&tpch), mean(&picked));
+
+    // On the default cluster (16 cores, 64 GB, ...) the TPC-H model is the closest; it differs
+    // in the arrivals only, and the warning says it was picked and lists what is bundled.
+    let e = replay_decima(&t, None, dir.path(), &["--no-timing"]);
+    assert!(e.contains("bundled models/decima-tpch.json, the closest to this run"), "{e}");
+    assert!(!e.contains("capacity:"), "{e}");
+    assert!(
+        e.contains("no bundled model was trained for this setting (bundled: decima-tpch.json, decima-sss.json"),
+        "{e}"
+    );
 }
 
 /// `train-decima --style spark-sched-sim` draws jobs as `gen-trace --style spark-sched-sim`

@@ -1,4 +1,4 @@
-//! Hostile input and hostile output paths (issue 17): nothing crashes, hangs, loses data or
+//! Hostile input and hostile output paths: nothing crashes, hangs, loses data or
 //! replaces what it must not; every refusal names the field and, for sizes, the limit.
 
 use std::path::Path;
@@ -464,7 +464,7 @@ fn a_search_stopped_at_its_time_limit_returns_a_valid_schedule() {
     );
 }
 
-/// Issue 17, item 4: a chain longer than the exact cut test's 20,000 stages is still cut at
+/// A chain longer than the exact cut test's 20,000 stages is still cut at
 /// every stage (the linear bound), each one-task part is placed without a search and the run of
 /// them is reported as one part entry; the schedule is the chain end to end and validates.
 #[test]

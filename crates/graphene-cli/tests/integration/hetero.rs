@@ -64,7 +64,7 @@ fn parse(text: &str) -> (Dag, Cluster, Network) {
 }
 
 fn entry(id: &str, machine: i64, start: f64, end: f64) -> Entry {
-    Entry { id: id.to_string(), machine, start, end }
+    Entry { id: id.to_string(), machine, start, end, priority: None }
 }
 
 #[test]

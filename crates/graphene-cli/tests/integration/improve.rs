@@ -68,7 +68,7 @@ fn the_summary_says_what_the_improver_did() {
     assert!(r.stderr.contains("of 500000 task placements, seed 0"), "{}", r.stderr);
 }
 
-/// The constructor's options (issue 15, item 2) from the command line: on the same instance the
+/// The constructor's options from the command line: on the same instance the
 /// pairing candidate sets alone reach the optimum 37 (the long wide tasks are over half a machine
 /// in cpu), the part report names the resource, each schedule passes `validate`, and a value
 /// other than on/off is a usage error, not a panic.
@@ -92,7 +92,7 @@ fn pairing_sets_reach_the_optimum_from_the_command_line() {
     }
 }
 
-/// `--search-work` (issue 17, item 4): the constructor's work budget in task placements. At 0
+/// `--search-work`: the constructor's work budget in task placements. At 0
 /// only the empty troublesome set is placed (under both default keys), which on `hidden-04`
 /// (two machines) gives 94 where the exhaustive search finds 86; the part report counts what was left out, the
 /// default budget leaves a 13-task DAG's search exhaustive (same bytes as `all`), every schedule
@@ -126,7 +126,7 @@ fn the_search_work_budget_narrows_the_candidates_and_says_so() {
     assert!(r.stderr.contains("neither a number of task placements nor all"), "{}", r.stderr);
 }
 
-/// `--recurse on` (issue 15, item 4): on `gate-08` (two machines) placing the troublesome set
+/// `--recurse on`: on `gate-08` (two machines) placing the troublesome set
 /// by the construction itself (an inner T' of 9 tasks: T's longest and what lies between them)
 /// gives 38 where the plain placement gives 39; the part report gives T's size, both schedules
 /// validate, and off is the default.

@@ -11,6 +11,8 @@
 //! * `cli`: the commands' happy paths, output contract and determinism.
 //! * `bad_input`: every class of bad input through the CLI; `hardening`: hostile sizes, times
 //!   and output paths (nothing crashes, hangs or replaces what it must not).
+//! * `counts`: every count a flag sets checked against a limit before work, and generated
+//!   outputs the tool reads back (no two outputs on one file).
 //! * `export`, `serve`: precedence-order exports round-trip; the HTTP service answers as the CLI.
 //! * `export_trace`: whole workloads for graphene's SLS AM, each order, and bad input.
 //! * `fuzz`: the seed corpora and every kept fuzz crash through the fuzz targets' checks.
@@ -20,6 +22,7 @@
 //! * `improve`: the anytime improver against a proven optimum.
 //! * `exact`: `--exact` against proven optima, the exhaustive oracle, and its refusals.
 //! * `plot`: the SVG charts parse and hold the lanes, bars, lines and labels their inputs call for.
+//! * `schedules`: `validate` against the figures a schedule states; HEFT on multi-slot machines.
 //! * `waves`: `replay --waves` (wave- and parallelism-dependent durations) by hand and its bad sidecars.
 
 mod util;
@@ -35,6 +38,7 @@ mod fuzz_checks;
 mod bad_input;
 mod chrome_trace;
 mod cli;
+mod counts;
 mod decima;
 mod exact;
 mod export;
@@ -49,6 +53,7 @@ mod plot;
 mod properties;
 mod regression;
 mod replay;
+mod schedules;
 mod serve;
 mod spark;
 mod task_graphs;

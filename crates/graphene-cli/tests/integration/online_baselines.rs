@@ -47,6 +47,7 @@ fn settings(w: &Workload, seed: u64) -> OnlineSettings {
         cs_user_limit: None,
         cs_yarn: graphene::online::CsYarn::default(),
         decima_model: None,
+        decima_bundled: None,
         sticky: false,
     }
 }

@@ -266,7 +266,7 @@ pub fn entries(p: &Problem, sol: &Solution) -> Vec<Entry> {
     sol.placements
         .iter()
         .enumerate()
-        .map(|(t, &(m, s, e))| Entry { id: p.names[t].clone(), machine: m as i64, start: s, end: e })
+        .map(|(t, &(m, s, e))| Entry { id: p.names[t].clone(), machine: m as i64, start: s, end: e, priority: None })
         .collect()
 }
 

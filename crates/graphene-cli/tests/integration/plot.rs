@@ -278,6 +278,34 @@ fn cdf_of_jct_gaps_has_a_line_per_scheduler_with_its_median() {
     assert!(svg.has_text("G: median 0.750x, n=3"), "{:?}", svg.texts);
 }
 
+/// Replays written with `--format parquet` plot the same CDF as the same replays in CSV (the
+/// charts differ only in the command line they record), and a Parquet file without a `jct`
+/// column is refused naming it.
+#[test]
+fn cdf_reads_parquet_replays_as_it_reads_csv_ones() {
+    let dir = tempdir();
+    let d = |n: &str| dir.path().join(n).display().to_string();
+    let small = repo("traces/small.csv").display().to_string();
+    for (sched, fmt) in [("fifo", "csv"), ("cs", "csv"), ("fifo", "parquet"), ("cs", "parquet")] {
+        run(&["replay", &small, "--scheduler", sched, "--format", fmt, "-q", "--out", &d(&format!("{sched}-{fmt}"))])
+            .ok();
+    }
+    let chart = |fmt: &str| {
+        let out = dir.path().join(format!("{fmt}.svg"));
+        plot(&["cdf", &d(&format!("fifo-{fmt}")), "--baseline", &d(&format!("cs-{fmt}")), "-q"], &out).ok();
+        let svg = std::fs::read_to_string(&out).unwrap();
+        svg.lines().filter(|l| !l.contains("made by:")).collect::<Vec<_>>().join("\n")
+    };
+    let parquet = chart("parquet");
+    assert!(parquet.contains("fifo: median"), "{parquet}");
+    assert_eq!(parquet, chart("csv"));
+    // A jobs.parquet of another table (the schedule's columns) has no jct.
+    std::fs::copy(dir.path().join("cs-parquet/schedule.parquet"), dir.path().join("cs-parquet/jobs.parquet")).unwrap();
+    let r = plot(&["cdf", &d("fifo-parquet"), "--baseline", &d("cs-parquet")], &dir.path().join("x.svg"));
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(r.stderr.contains("cs-parquet/jobs.parquet") && r.stderr.contains("no column 'jct'"), "{}", r.stderr);
+}
+
 #[test]
 fn cdf_of_offline_ratios_has_a_line_per_scheduler_of_a_compare_csv() {
     let dir = tempdir();

@@ -205,6 +205,7 @@ fn realized_schedules_pass_the_replay_checker_and_tampering_is_caught() {
         cs_user_limit: None,
         cs_yarn: graphene::online::CsYarn::default(),
         decima_model: None,
+        decima_bundled: None,
         sticky: false,
     };
     // Every scheduler, also wrapped by `--sticky` (which must not hand out a task twice when

@@ -390,6 +390,9 @@ fn bad_flags_are_refused() {
         (vec!["--timeout", "0s"], "--timeout must be longer than 0"),
         (vec!["--workers", "0"], "--workers must be at least 1"),
         (vec!["--addr", "nowhere"], "--addr 'nowhere'"),
+        (vec!["--max-connections", "0"], "--max-connections must be at least 1"),
+        (vec!["--header-timeout", "0s"], "--header-timeout must be longer than 0"),
+        (vec!["--body-timeout", "soon"], "--body-timeout 'soon'"),
     ] {
         let mut args = vec!["serve"];
         args.extend(&flags);
@@ -452,7 +455,7 @@ fn one_hostile_request_does_not_take_the_service_down() {
     let example = read("traces/example.json");
     let (code, resp) = srv.post("/v1/schedule?machines=1000000000", example.as_bytes());
     assert_eq!(code, 413, "{resp}");
-    assert!(error_of(&resp).starts_with("machines: 1000000000 exceeds the limit of 100000"), "{resp}");
+    assert!(error_of(&resp).starts_with("--machines: 1000000000 exceeds the limit of 100000"), "{resp}");
     let cluster = r#"{"machines": [{"count": 18446744073709551615, "capacity": {"cpu": 1}}]}"#;
     let (code, resp) = srv.post("/v1/schedule", format!(r#"{{"dag": {example}, "cluster": {cluster}}}"#).as_bytes());
     assert_eq!(code, 413, "{resp}");
@@ -474,12 +477,13 @@ fn one_hostile_request_does_not_take_the_service_down() {
 }
 
 /// A request answered 503 at its timeout also stops its computation: the worker comes back
-/// and the metrics count the job as cancelled.
+/// and the metrics count the job as cancelled. (The improver's budget of a billion placements
+/// would take it many minutes.)
 #[test]
 fn a_timed_out_request_stops_its_work() {
-    let srv = Server::start(&["--timeout", "1ms", "--workers", "1"]);
-    let Some(slow) = slow_dag() else { return };
-    let (code, resp) = srv.post("/v1/schedule", slow.as_bytes());
+    let srv = Server::start(&["--timeout", "300ms", "--workers", "1"]);
+    let example = read("traces/example.json");
+    let (code, resp) = srv.post("/v1/schedule?improve=1000000000", example.as_bytes());
     assert_eq!(code, 503, "{resp}");
     let mut text = String::new();
     for _ in 0..200 {
@@ -521,4 +525,318 @@ fn slow_bodies_time_out_and_pending_requests_are_bounded() {
     assert_eq!(code, 200);
     let (_, text) = srv.get("/metrics");
     assert_eq!(metric(&text, "graphene_requests_rejected_total "), Some(1.0), "{text}");
+}
+
+/// An option nested 100,000 deep (far past the JSON reader's recursion limit of 128) is a 400
+/// naming the option, read no further than its first character; it used to panic a worker (500)
+/// and leave `graphene_jobs_running` at 1.
+#[test]
+fn nested_options_are_refused_by_name() {
+    let srv = Server::start(&["--workers", "1"]);
+    let example = read("traces/example.json");
+    let deep = |open: &str, close: &str| format!("{}{}", open.repeat(100_000), close.repeat(100_000));
+    let nested = "(options are numbers, strings or booleans, never nested)";
+    let cases = [
+        ("seed", deep("[", "]"), format!("request body: seed: invalid type: sequence, expected u64 {nested}")),
+        (
+            "machines",
+            format!("{}1{}", r#"{"a":"#.repeat(100_000), "}".repeat(100_000)),
+            format!("request body: machines: invalid type: map, expected usize {nested}"),
+        ),
+        (
+            "no_timing",
+            "[true]".to_string(),
+            format!("request body: no_timing: invalid type: sequence, expected a boolean {nested}"),
+        ),
+        (
+            "seed",
+            "\"seven\"".to_string(),
+            "request body: seed: invalid type: string \"seven\", expected u64".to_string(),
+        ),
+    ];
+    for (name, value, want) in &cases {
+        let body = format!(r#"{{"dag": {example}, "{name}": {value}}}"#);
+        for endpoint in ["/v1/schedule", "/v1/lower-bound"] {
+            let (code, resp) = srv.post(endpoint, body.as_bytes());
+            assert_eq!(code, 400, "{name} at {endpoint}: {resp}");
+            assert_eq!(&error_of(&resp), want, "{endpoint}");
+        }
+    }
+    // An unknown option is named as unknown whatever it holds.
+    let body = format!(r#"{{"dag": {example}, "colour": {}}}"#, deep("[", "]"));
+    let (code, resp) = srv.post("/v1/schedule", body.as_bytes());
+    assert_eq!(code, 400, "{resp}");
+    assert!(error_of(&resp).starts_with("request body: unknown field `colour`, expected one of `scheduler`"), "{resp}");
+    // The validate envelope takes options too.
+    let body = format!(r#"{{"dag": {example}, "schedule": {{}}, "query": {}}}"#, deep("[", "]"));
+    let (code, resp) = srv.post("/v1/validate", body.as_bytes());
+    assert_eq!(code, 400, "{resp}");
+    assert!(error_of(&resp).starts_with("request body: query: invalid type: sequence, expected u32"), "{resp}");
+
+    let (_, text) = srv.get("/metrics");
+    assert_eq!(metric(&text, "graphene_jobs_running "), Some(0.0), "{text}");
+    assert!(!text.contains("status=\"500\""), "{text}");
+    let (code, resp) = srv.post("/v1/schedule?no_timing=true", example.as_bytes());
+    assert_eq!(code, 200, "{resp}");
+    let (code, stderr) = srv.stop();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+fn addr_of(srv: &Server) -> String {
+    srv.base.trim_start_matches("http://").to_string()
+}
+
+/// Reads until the server closes the connection (EOF or reset): what it sent first. Panics if the
+/// connection is still open after a minute.
+fn until_closed(s: &mut std::net::TcpStream) -> String {
+    use std::io::Read;
+    s.set_read_timeout(Some(std::time::Duration::from_secs(60))).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => panic!("the connection was not closed: {e}"),
+        }
+    }
+    String::from_utf8_lossy(&got).into_owned()
+}
+
+/// Connections that send nothing cannot crowd the service out: at --max-connections a new
+/// connection closes the one idle for longest, so /healthz is answered with 20 half-open
+/// connections against a cap of 8, and the 13 oldest of them are closed.
+#[test]
+fn half_open_connections_cannot_crowd_out_requests() {
+    use std::io::Read;
+    let srv = Server::start(&["--max-connections", "8", "--header-timeout", "60s"]);
+    let addr = addr_of(&srv);
+    let mut idle: Vec<std::net::TcpStream> = (0..20).map(|_| std::net::TcpStream::connect(&addr).unwrap()).collect();
+    // One agent: /healthz and /metrics share the 21st connection.
+    let agent = ureq::agent();
+    let (code, body) = answer(agent.get(&format!("{}/healthz", srv.base)).call());
+    assert_eq!((code, body.as_str()), (200, "ok\n"));
+    let (code, text) = answer(agent.get(&format!("{}/metrics", srv.base)).call());
+    assert_eq!(code, 200);
+    assert_eq!(metric(&text, "graphene_connections_dropped_total{reason=\"evicted\"} "), Some(13.0), "{text}");
+    assert_eq!(metric(&text, "graphene_connections_open "), Some(8.0), "{text}");
+    for s in &mut idle[..13] {
+        assert_eq!(until_closed(s), "");
+    }
+    for s in &mut idle[13..] {
+        s.set_read_timeout(Some(std::time::Duration::from_millis(100))).unwrap();
+        let e = loop {
+            match s.read(&mut [0u8; 1]) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                r => break r.expect_err("a younger idle connection stays open"),
+            }
+        };
+        assert!(matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut), "{e}");
+    }
+    // A request on one of them is served as on any connection.
+    use std::io::Write;
+    idle[19].write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let got = until_closed(&mut idle[19]);
+    assert!(got.starts_with("HTTP/1.1 200") && got.ends_with("ok\n"), "{got}");
+    let (code, stderr) = srv.stop();
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// A connection that does not send a request's headers within --header-timeout is closed, as
+/// is one that sends nothing; a body that stops arriving gets 408 at --body-timeout.
+#[test]
+fn header_and_body_read_timeouts_close_slow_clients() {
+    use std::io::Write;
+    let srv = Server::start(&["--header-timeout", "300ms", "--body-timeout", "300ms", "--timeout", "60s"]);
+    let addr = addr_of(&srv);
+    let mut silent = std::net::TcpStream::connect(&addr).unwrap();
+    let mut half = std::net::TcpStream::connect(&addr).unwrap();
+    half.write_all(b"POST /v1/sched").unwrap();
+    let mut headers = std::net::TcpStream::connect(&addr).unwrap();
+    headers.write_all(b"POST /v1/lower-bound HTTP/1.1\r\nHost: x\r\nContent-Len").unwrap();
+    let mut body = std::net::TcpStream::connect(&addr).unwrap();
+    body.write_all(b"POST /v1/lower-bound HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"sta").unwrap();
+    for s in [&mut silent, &mut half, &mut headers] {
+        let got = until_closed(s);
+        assert!(got.is_empty() || got.starts_with("HTTP/1.1 408"), "{got}");
+    }
+    let got = until_closed(&mut body);
+    assert!(got.starts_with("HTTP/1.1 408"), "{got}");
+    assert!(got.contains("request body not received within 300ms (--body-timeout)"), "{got}");
+    // A kept-alive connection is closed after --header-timeout without a next request, and the
+    // service serves everyone else meanwhile.
+    let mut kept = std::net::TcpStream::connect(&addr).unwrap();
+    kept.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let got = until_closed(&mut kept);
+    assert!(got.starts_with("HTTP/1.1 200") && got.ends_with("ok\n"), "{got}");
+    let example = read("traces/example.json");
+    let (code, _) = srv.post("/v1/lower-bound", example.as_bytes());
+    assert_eq!(code, 200);
+    let (code, stderr) = srv.stop();
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// A saturated service answers large bodies with the documented 503 and `Retry-After`, not a
+/// broken pipe: a refused body is read and discarded before the answer goes out (so is one over
+/// --max-body, up to twice the limit, answered 413).
+#[test]
+fn a_saturated_service_answers_503_to_large_bodies() {
+    use std::io::Write;
+    let srv = Server::start(&["--workers", "1", "--max-pending", "1", "--timeout", "60s", "--body-timeout", "60s"]);
+    let example = read("traces/example.json");
+    // The only slot, held by a body that does not finish.
+    let mut slow = std::net::TcpStream::connect(addr_of(&srv)).unwrap();
+    slow.write_all(b"POST /v1/lower-bound HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{").unwrap();
+    let busy = "busy: 1 requests in flight (--max-pending); retry later";
+    let mut admitted = false;
+    for _ in 0..200 {
+        let (code, resp) = srv.post("/v1/lower-bound", example.as_bytes());
+        if code == 503 && error_of(&resp) == busy {
+            admitted = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    assert!(admitted, "the slow request never held the slot");
+    // 10 MB bodies (a DAG padded with spaces), 8 at once.
+    let mut big = format!(r#"{{"dag": {example}"#).into_bytes();
+    big.resize(10_000_000 - 1, b' ');
+    big.push(b'}');
+    let url = format!("{}/v1/lower-bound", srv.base);
+    let answers: Vec<_> = std::thread::scope(|s| {
+        let clients: Vec<_> = (0..8)
+            .map(|_| {
+                s.spawn(|| match ureq::post(&url).send_bytes(&big) {
+                    Err(ureq::Error::Status(code, resp)) => {
+                        (code, resp.header("Retry-After").map(String::from), error_of(&resp.into_string().unwrap()))
+                    }
+                    Ok(resp) => (resp.status(), None, String::new()),
+                    Err(e) => panic!("no answer to a 10 MB body: {e}"),
+                })
+            })
+            .collect();
+        clients.into_iter().map(|c| c.join().unwrap()).collect()
+    });
+    for a in &answers {
+        assert_eq!(a, &(503, Some("1".to_string()), busy.to_string()));
+    }
+    // Over --max-body (16 MiB): 413, also while saturated.
+    let mut huge = big.clone();
+    huge.resize(20_000_000, b' ');
+    let (code, resp) = srv.post("/v1/lower-bound", &huge);
+    assert_eq!((code, error_of(&resp).as_str()), (413, "request body is larger than 16777216 bytes (--max-body)"));
+    // The slow client goes away: its slot is free again.
+    drop(slow);
+    let mut code = 0;
+    for _ in 0..200 {
+        code = srv.post("/v1/lower-bound", example.as_bytes()).0;
+        if code == 200 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    assert_eq!(code, 200);
+    let (_, text) = srv.get("/metrics");
+    assert!(metric(&text, "graphene_requests_rejected_total ").is_some_and(|n| n >= 9.0), "{text}");
+}
+
+/// Every count a request can set is checked before any work, by the library's rules and with
+/// the CLI's messages: the machine count in the query string and in the envelope of every
+/// endpoint, a cluster's counts summed, a DAG's tasks; a TPC-H query that is not in the file is
+/// refused; the work budgets (`improve`, `exact_nodes`) are bounded by --timeout and give their
+/// worker back.
+#[test]
+fn counts_in_requests_are_checked_before_work() {
+    let srv = Server::start(&["--workers", "1", "--timeout", "1s"]);
+    let example = read("traces/example.json");
+    let machines = "--machines: 1000000000 exceeds the limit of 100000 (raise it with --limit-machines)";
+    let (code, schedule) = srv.post("/v1/schedule?no_timing=true", example.as_bytes());
+    assert_eq!(code, 200, "{schedule}");
+    for (path, body) in [
+        ("/v1/schedule?machines=1000000000", example.clone()),
+        ("/v1/lower-bound", format!(r#"{{"dag": {example}, "machines": 1000000000}}"#)),
+        ("/v1/validate", format!(r#"{{"dag": {example}, "schedule": {schedule}, "machines": 1000000000}}"#)),
+    ] {
+        let (code, resp) = srv.post(path, body.as_bytes());
+        assert_eq!((code, error_of(&resp).as_str()), (413, machines), "{path}");
+    }
+    // The CLI says the same under its own (higher) limit.
+    let dir = tempdir();
+    write(dir.path(), "dag.json", &example);
+    let cli = cli_in(dir.path(), &["build-schedule", "dag.json", "--machines", "1000000000", "-q"]);
+    assert_eq!(cli.stderr, format!("error: {}\n", machines.replace("100000 ", "1000000 ")));
+    let (code, resp) = srv.post("/v1/schedule?machines=18446744073709551616", example.as_bytes());
+    assert_eq!(code, 400, "{resp}");
+    let group = r#"{"count": 60000, "capacity": {"cpu": 16, "mem": 64, "disk": 200, "net": 1250}}"#;
+    let cluster = format!(r#"{{"machines": [{group}, {group}]}}"#);
+    let (code, resp) = srv.post("/v1/lower-bound", format!(r#"{{"dag": {example}, "cluster": {cluster}}}"#).as_bytes());
+    assert_eq!(
+        (code, error_of(&resp).as_str()),
+        (413, "cluster.json: machines[1].count: 120000 exceeds the limit of 100000 (raise it with --limit-machines)")
+    );
+    let tpch = read("tests/data/tpch-2g-q6.json");
+    let (code, resp) = srv.post("/v1/lower-bound?query=4294967295", tpch.as_bytes());
+    assert_eq!(code, 422, "{resp}");
+    assert!(error_of(&resp).contains("query 4294967295 is not in this file"), "{resp}");
+    // Budgets of 2^64-1: the search stops at --timeout and the worker is free for the next one.
+    let budgets = "improve=18446744073709551614&exact=true&exact_nodes=18446744073709551615";
+    let (code, resp) = srv.post(&format!("/v1/schedule?{budgets}"), example.as_bytes());
+    assert!(code == 200 || (code == 503 && error_of(&resp) == "not finished within 1s (--timeout)"), "{code} {resp}");
+    let (code, resp) = srv.post("/v1/lower-bound", example.as_bytes());
+    assert_eq!(code, 200, "{resp}");
+    let (code, stderr) = srv.stop();
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// At --max-connections the connection idle longest goes first, counted from the end of its
+/// last request: a kept-alive connection opened first but used since outlives the half-open
+/// connections opened after it.
+#[test]
+fn the_connection_idle_longest_is_closed_first() {
+    let srv = Server::start(&["--max-connections", "4", "--header-timeout", "60s"]);
+    let addr = addr_of(&srv);
+    // GET `path` on a kept-alive connection: the body.
+    let get = |s: &mut std::net::TcpStream, path: &str| -> String {
+        use std::io::{Read, Write};
+        s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes()).unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 65536];
+        loop {
+            let text = String::from_utf8_lossy(&got).into_owned();
+            if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                let len: usize = head
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().unwrap())
+                    })
+                    .expect("a content-length");
+                if body.len() >= len {
+                    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+                    return body.to_string();
+                }
+            }
+            let n = s.read(&mut buf).unwrap();
+            assert!(n > 0, "closed: {text}");
+            got.extend_from_slice(&buf[..n]);
+        }
+    };
+    let mut kept = std::net::TcpStream::connect(&addr).unwrap();
+    assert_eq!(get(&mut kept, "/healthz"), "ok\n");
+    let mut idle: Vec<_> = (0..3).map(|_| std::net::TcpStream::connect(&addr).unwrap()).collect();
+    // Once the server has the four, the first connection's latest request makes it the most
+    // recently active of them.
+    while metric(&get(&mut kept, "/metrics"), "graphene_connections_open ") != Some(4.0) {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // Two more connections close the two half-open ones idle longest.
+    let _more: Vec<_> = (0..2).map(|_| std::net::TcpStream::connect(&addr).unwrap()).collect();
+    for s in &mut idle[..2] {
+        assert_eq!(until_closed(s), "");
+    }
+    assert_eq!(get(&mut kept, "/healthz"), "ok\n");
+    let (code, stderr) = srv.stop();
+    assert_eq!(code, Some(0), "{stderr}");
 }

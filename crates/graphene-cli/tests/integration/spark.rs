@@ -127,11 +127,12 @@ fn a_rolling_log_split_in_parts_gives_the_same_dags() {
     let roll = dir.path().join("eventlog_v2_local-1");
     std::fs::create_dir(&roll).unwrap();
     std::fs::write(roll.join("appstatus_local-1"), "").unwrap();
-    // Out of name order on purpose: part 10 must come after part 2.
-    let third = lines.len() / 3;
-    for (n, chunk) in [(1, &lines[..third]), (2, &lines[third..2 * third]), (10, &lines[2 * third..])] {
-        std::fs::write(roll.join(format!("events_{n}_local-1")), chunk.join("\n") + "\n").unwrap();
+    // Ten parts: in name order part 10 comes before part 2, in Spark's after part 9.
+    let tenth = lines.len().div_ceil(10);
+    for (i, chunk) in lines.chunks(tenth).enumerate() {
+        std::fs::write(roll.join(format!("events_{}_local-1", i + 1)), chunk.join("\n") + "\n").unwrap();
     }
+    assert!(roll.join("events_10_local-1").exists());
     same_dags(&dags(&plain_path), &dags(&roll));
 }
 
@@ -276,9 +277,14 @@ fn malformed_logs_are_clear_errors_naming_file_line_and_field() {
     fails(&p, &["no job that succeeded", "failed jobs left out"]);
 }
 
+fn args(a: &[&str]) -> Vec<std::ffi::OsString> {
+    a.iter().map(Into::into).collect()
+}
+
 #[test]
-fn an_in_progress_logs_cut_last_line_is_dropped_with_a_note() {
+fn an_in_progress_logs_cut_last_line_is_dropped_with_a_note_by_every_command() {
     let text = std::fs::read_to_string(repo(PLAIN)).unwrap();
+    let lines = text.lines().count();
     let dir = tempdir();
     let p = dir.path().join("local-1.inprogress");
     let cut = &text[..text.trim_end().len() - 10];
@@ -286,4 +292,369 @@ fn an_in_progress_logs_cut_last_line_is_dropped_with_a_note() {
     let app = graphene::formats::spark::read(&p).unwrap();
     assert!(app.report.partial_line_dropped);
     assert!(app.report.to_string().contains("cut-short last line"));
+    // Known by its name (--format spark) or by its content, by a DAG command, a replay or a
+    // trace of its DAGs: the same job, and the same note naming the file.
+    let log = p.to_str().unwrap();
+    let note = format!("{log}: 1 jobs read; the cut-short last line of the in-progress log dropped");
+    let (out, trace) = (dir.path().join("out"), dir.path().join("trace.csv"));
+    let (out, trace, plain) = (out.to_str().unwrap(), trace.to_str().unwrap(), repo(PLAIN));
+    let cluster = ["--machines", "1", "--capacity", "cpu=4,mem=2"];
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["lower-bound", log],
+        vec!["lower-bound", log, "--format", "spark"],
+        vec!["build-schedule", log, "-q", "--no-timing"],
+        vec!["replay", log, "-q", "--out", out],
+        vec!["gen-trace", "--dags", log, "--jobs", "2", "--out", trace],
+        vec!["gen-trace", "--dags", plain.to_str().unwrap(), "--trace-dags", log, "--jobs", "2", "--out", trace],
+    ];
+    for a in runs {
+        let mut a = a;
+        if a[0] != "gen-trace" {
+            a.extend(cluster);
+        }
+        let r = run(&args(&a));
+        assert_eq!(r.code, Some(0), "{a:?}: {}", r.stderr);
+        assert!(r.stderr.contains(&note), "{a:?}: {}", r.stderr);
+    }
+    let r = run(&args(&["lower-bound", log, "--machines", "1", "--capacity", "cpu=4,mem=2"])).ok();
+    assert!(r.stdout_str().contains("critical_path 3.050000"), "{}", r.stdout_str());
+
+    // Not in progress: the cut line is an error, naming the file's path (not its stem), by
+    // content or by --format.
+    let done = dir.path().join("local-1");
+    std::fs::write(&done, cut).unwrap();
+    for extra in [&[][..], &["--format", "spark"][..]] {
+        let mut a = vec!["lower-bound", done.to_str().unwrap()];
+        a.extend(extra);
+        let r = run(&args(&a));
+        assert_eq!(r.code, Some(1), "{}", r.stderr);
+        let want = format!("error: {}: line {lines}, column ", done.display());
+        assert!(r.stderr.starts_with(&want) && r.stderr.contains("the line is cut short"), "{}", r.stderr);
+    }
+}
+
+/// A rolling log's directory: `appstatus_<status>` (none when empty) and parts (name, text).
+fn rolling(status: &str, parts: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempdir();
+    let roll = dir.path().join("eventlog_v2_local-1");
+    std::fs::create_dir(&roll).unwrap();
+    if !status.is_empty() {
+        std::fs::write(roll.join(format!("appstatus_{status}")), "").unwrap();
+    }
+    for (name, text) in parts {
+        std::fs::write(roll.join(name), text).unwrap();
+    }
+    (dir, roll)
+}
+
+fn refused(path: &Path, want: &str) {
+    let r = run(&args(&["lower-bound", path.to_str().unwrap(), "--machines", "1", "--capacity", "cpu=4,mem=2"]));
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(r.stderr.contains(want), "missing '{want}' in: {}", r.stderr);
+}
+
+#[test]
+fn a_rolling_log_reads_only_its_own_applications_parts_all_of_them() {
+    let text = std::fs::read_to_string(repo(PLAIN)).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let half = lines.len() / 2;
+    let (a, b) = (lines[..half].join("\n") + "\n", lines[half..].join("\n") + "\n");
+
+    // Another application's part beside this one's: refused, naming it and the application
+    // the status file names (Spark writes only its own application's parts here).
+    let (_d, roll) =
+        rolling("local-1", &[("events_1_local-1", &a), ("events_2_local-1", &b), ("events_3_other-7", &b)]);
+    refused(
+        &roll,
+        &format!(
+            "{}: a part of application 'other-7', but this directory's log is application 'local-1' (by \
+             appstatus_local-1)",
+            roll.join("events_3_other-7").display()
+        ),
+    );
+    // Without a status file the parts must agree among themselves.
+    let (_d, roll) = rolling("", &[("events_1_local-1", &a), ("events_2_other-7", &b)]);
+    refused(
+        &roll,
+        "a part of application 'other-7', but this directory's log is application 'local-1' (by events_1_local-1)",
+    );
+    // A part missing between two others.
+    let (_d, roll) = rolling("local-1", &[("events_1_local-1", &a), ("events_3_local-1", &b)]);
+    refused(
+        &roll,
+        &format!(
+            "{}: part 2 is missing between events_1_local-1 and events_3_local-1: the log is incomplete",
+            roll.display()
+        ),
+    );
+    // Its own parts, with an attempt id and a codec named, read as one log.
+    let (_d, roll) = rolling("local-1_1", &[("events_1_local-1_1", &a), ("events_2_local-1_1", &b)]);
+    same_dags(&dags(&repo(PLAIN)), &dags(&roll));
+
+    // A running application (appstatus_...inprogress): its last part may end in a cut line.
+    let cut = &b[..b.trim_end().len() - 10];
+    let (_d, roll) = rolling("local-1.inprogress", &[("events_1_local-1", &a), ("events_2_local-1", cut)]);
+    let r = run(&args(&["lower-bound", roll.to_str().unwrap(), "--machines", "1", "--capacity", "cpu=4,mem=2"])).ok();
+    assert!(r.stderr.contains("the cut-short last line of the in-progress log dropped"), "{}", r.stderr);
+    // ... but only the last part, and only while it runs.
+    let (_d, roll) = rolling("local-1", &[("events_1_local-1", &a), ("events_2_local-1", cut)]);
+    refused(&roll, "the line is cut short");
+}
+
+#[test]
+fn a_named_pipe_among_a_rolling_logs_parts_is_refused_without_opening_it() {
+    let text = std::fs::read_to_string(repo(PLAIN)).unwrap();
+    let (_d, roll) = rolling("local-1", &[("events_1_local-1", &text)]);
+    let fifo = roll.join("events_2_local-1");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+    assert!(made.success());
+    // Should the reader open the pipe it would wait for a writer forever: this one comes after
+    // a while and writes nothing, so that such a reader ends (and the test fails) instead.
+    let guard = fifo.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(10));
+        let _ = std::fs::OpenOptions::new().write(true).open(guard);
+    });
+    refused(
+        &roll,
+        &format!(
+            "{}: not a regular file (a named pipe, socket, device or directory): a rolling log's parts are files",
+            fifo.display()
+        ),
+    );
+}
+
+/// A small log: an application started at 1000 ms on a 4-core executor, job 0 of stages 0 and
+/// 1 (1 after 0), one 10 ms task each. `edit` changes its text.
+fn mini(edit: impl FnOnce(String) -> String) -> (tempfile::TempDir, PathBuf) {
+    let text = r#"{"Event":"SparkListenerLogStart","Spark Version":"3.5.0"}
+{"Event":"SparkListenerApplicationStart","App Name":"mini","App ID":"local-1","Timestamp":1000}
+{"Event":"SparkListenerExecutorAdded","Executor Info":{"Total Cores":4}}
+{"Event":"SparkListenerJobStart","Job ID":0,"Submission Time":2000,"Stage Infos":[{"Stage ID":0,"Number of Tasks":1,"Parent IDs":[]},{"Stage ID":1,"Number of Tasks":1,"Parent IDs":[0]}]}
+{"Event":"SparkListenerStageSubmitted","Stage Info":{"Stage ID":0,"Number of Tasks":1}}
+{"Event":"SparkListenerTaskEnd","Stage ID":0,"Task End Reason":{"Reason":"Success"},"Task Info":{"Task ID":0,"Index":0,"Launch Time":2000,"Finish Time":2010}}
+{"Event":"SparkListenerStageSubmitted","Stage Info":{"Stage ID":1,"Number of Tasks":1}}
+{"Event":"SparkListenerTaskEnd","Stage ID":1,"Task End Reason":{"Reason":"Success"},"Task Info":{"Task ID":1,"Index":0,"Launch Time":2010,"Finish Time":2020}}
+{"Event":"SparkListenerJobEnd","Job ID":0,"Job Result":{"Result":"JobSucceeded"}}
+"#;
+    let dir = tempdir();
+    let p = dir.path().join("local-1");
+    std::fs::write(&p, edit(text.to_string())).unwrap();
+    (dir, p)
+}
+
+fn file(p: &Path) -> String {
+    p.display().to_string()
+}
+
+#[test]
+fn the_small_log_reads() {
+    let (_d, p) = mini(|t| t);
+    let r = run(&args(&["lower-bound", p.to_str().unwrap(), "--machines", "1", "--capacity", "cpu=4,mem=2"])).ok();
+    assert!(r.stdout_str().contains("critical_path 0.020000"), "{}", r.stdout_str());
+}
+
+#[test]
+fn a_stage_listed_twice_with_other_parents_or_tasks_is_refused_naming_both() {
+    // A stage listed twice with other parents: by the same job, and by a later one.
+    let (_d, p) = mini(|t| {
+        t.replace(
+            r#"{"Stage ID":1,"Number of Tasks":1,"Parent IDs":[0]}]"#,
+            r#"{"Stage ID":1,"Number of Tasks":1,"Parent IDs":[0]},{"Stage ID":1,"Number of Tasks":1,"Parent IDs":[]}]"#,
+        )
+    });
+    fails(
+        &p,
+        &[&format!(
+            "{}: line 4: Stage Infos: stage 1 Parent IDs: [] here, but [0] where job 0 listed it first (at {}:4)",
+            file(&p),
+            file(&p)
+        )],
+    );
+    let (_d, p) = mini(|t| {
+        t + r#"{"Event":"SparkListenerJobStart","Job ID":1,"Submission Time":3000,"Stage Infos":[{"Stage ID":1,"Number of Tasks":1,"Parent IDs":[7]},{"Stage ID":2,"Number of Tasks":1,"Parent IDs":[1]}]}
+"#
+    });
+    fails(
+        &p,
+        &[&format!(
+            "{}: line 10: Stage Infos: stage 1 Parent IDs: [7] here, but [0] where job 0 listed it first (at {}:4)",
+            file(&p),
+            file(&p)
+        )],
+    );
+    // ... or with another task count.
+    let (_d, p) = mini(|t| {
+        t + r#"{"Event":"SparkListenerJobStart","Job ID":1,"Submission Time":3000,"Stage Infos":[{"Stage ID":0,"Number of Tasks":8,"Parent IDs":[]}]}
+"#
+    });
+    fails(&p, &["line 10: Stage Infos: stage 0 Number of Tasks: 8 here, but 1 where job 0 listed it first"]);
+}
+
+#[test]
+fn a_job_submitted_before_the_application_started_is_refused_not_moved() {
+    // A job submitted before the application started: refused, not moved to time 0.
+    let (_d, p) = mini(|t| t.replace(r#""Submission Time":2000"#, r#""Submission Time":500"#));
+    fails(
+        &p,
+        &[&format!(
+            "job 0 (line {}:4) Submission Time: 500 is before the application started, Timestamp 1000 (at {}:2)",
+            file(&p),
+            file(&p)
+        )],
+    );
+}
+
+#[test]
+fn times_out_of_range_are_refused_with_line_and_field() {
+    let (_d, p) = mini(|t| t.replace(r#""Timestamp":1000"#, &format!(r#""Timestamp":{}"#, i64::MIN)));
+    fails(&p, &["line 2: Timestamp: -9223372036854775808 is not a time (milliseconds since 1970, at least 0)"]);
+    let (_d, p) = mini(|t| t.replace(r#""Submission Time":2000"#, &format!(r#""Submission Time":{}"#, i64::MIN)));
+    fails(&p, &["line 4: Submission Time: -9223372036854775808 is not a time"]);
+    let (_d, p) = mini(|t| t.replace(r#""Submission Time":2000"#, &format!(r#""Submission Time":{}"#, i64::MAX)));
+    fails(
+        &p,
+        &[&format!(
+            "job 0 (line {}:4) Submission Time: arrival 9.223372036854774e15 is above the largest accepted, 1e12 s",
+            file(&p)
+        )],
+    );
+}
+
+#[test]
+fn cores_and_cpus_that_are_not_positive_are_refused_with_line_and_field() {
+    let (_d, p) = mini(|t| t.replace(r#""Total Cores":4"#, r#""Total Cores":-4"#));
+    fails(&p, &["line 3: Executor Info.Total Cores: -4 is not a positive number"]);
+    let (_d, p) = mini(|t| {
+        t.replace(
+            r#"{"Event":"SparkListenerExecutorAdded","Executor Info":{"Total Cores":4}}"#,
+            r#"{"Event":"SparkListenerResourceProfileAdded","Resource Profile Id":0,"Executor Resource Requests":{"cores":{"Amount":-2}}}"#,
+        )
+    });
+    fails(&p, &["line 3: Executor Resource Requests.cores.Amount: -2 is not a positive number"]);
+    let (_d, p) = mini(|t| {
+        t.replace(
+            r#"{"Event":"SparkListenerExecutorAdded","Executor Info":{"Total Cores":4}}"#,
+            r#"{"Event":"SparkListenerEnvironmentUpdate","Spark Properties":{"spark.executor.cores":"-2"}}"#,
+        )
+    });
+    fails(
+        &p,
+        &[&format!("{}: line 3: Spark Properties.spark.executor.cores: '-2' is not a positive number", file(&p))],
+    );
+}
+
+#[test]
+fn job_ids_below_0_or_beyond_i64_are_refused_not_wrapped() {
+    // None below 0 in a log, and none beyond an i64 asked for (no wrapping to -1).
+    let (_d, p) = mini(|t| t.replace(r#""Job ID":0"#, r#""Job ID":-1"#));
+    fails(&p, &["line 4: Job ID: -1 is not a job id (Spark numbers jobs from 0)"]);
+    let (_d, p) = mini(|t| t);
+    let r = run(&args(&[
+        "lower-bound",
+        p.to_str().unwrap(),
+        "--job",
+        "18446744073709551615",
+        "--machines",
+        "1",
+        "--capacity",
+        "cpu=4,mem=2",
+    ]));
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!(
+            "{}: the log has no Spark job 18446744073709551615 (job ids are 0 to 9223372036854775807)",
+            file(&p)
+        )),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_corrupt_byte_in_a_compressed_log_is_refused_by_its_checksum() {
+    // One digit of a task's time in block 8 of Spark's lz4 stream, changed: the block still
+    // decompresses (to other times: a total work of 3.264 s instead of 3.314 s), and only
+    // lz4-java's block checksum tells.
+    let mut raw = std::fs::read(repo(&format!("{PLAIN}.lz4"))).unwrap();
+    let at = 57496;
+    assert!(raw[at].is_ascii_digit());
+    raw[at] = b'0' + (raw[at] - b'0' + 1) % 10;
+    let dir = tempdir();
+    let p = dir.path().join("local-1.lz4");
+    std::fs::write(&p, &raw).unwrap();
+    let r = run(&[
+        "lower-bound".as_ref(),
+        p.as_os_str(),
+        "--machines".as_ref(),
+        "1".as_ref(),
+        "--capacity".as_ref(),
+        "cpu=4,mem=2".as_ref(),
+    ]);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(r.stdout.is_empty());
+    let want = format!(
+        "{}: lz4 block 8 at byte 57213: checksum mismatch (the block's bytes hash to 0x5c831e9, its header says \
+         0xc1873c6): the file is corrupt",
+        p.display()
+    );
+    assert!(r.stderr.contains(&want), "{}", r.stderr);
+}
+
+#[test]
+fn jobs_and_the_tasks_they_make_count_against_the_limits() {
+    // Five jobs that each list stage 0 and submit it again (a later job re-runs a stage whose
+    // output was lost): the stage's 10 tasks are in each job's DAG, 50 in all.
+    let (_d, p) = mini(|_| {
+        let mut t = String::from(
+            r#"{"Event":"SparkListenerApplicationStart","App Name":"again","Timestamp":1000}
+"#,
+        );
+        for j in 0..5 {
+            t += &format!(
+                r#"{{"Event":"SparkListenerJobStart","Job ID":{j},"Submission Time":2000,"Stage Infos":[{{"Stage ID":0,"Number of Tasks":10}}]}}
+{{"Event":"SparkListenerStageSubmitted","Stage Info":{{"Stage ID":0,"Stage Attempt ID":{j},"Number of Tasks":10}}}}
+"#
+            );
+            for i in 0..2 {
+                let id = 2 * j + i;
+                t += &format!(
+                    r#"{{"Event":"SparkListenerTaskEnd","Stage ID":0,"Task End Reason":{{"Reason":"Success"}},"Task Info":{{"Task ID":{id},"Index":{id},"Launch Time":2000,"Finish Time":2010}}}}
+"#
+                );
+            }
+            t += &format!(
+                r#"{{"Event":"SparkListenerJobEnd","Job ID":{j},"Job Result":{{"Result":"JobSucceeded"}}}}
+"#
+            );
+        }
+        t
+    });
+    let log = p.to_str().unwrap();
+    let lb = |limit: &[&str]| {
+        let mut a = vec!["lower-bound", log, "--job", "4", "--machines", "1", "--capacity", "cpu=4,mem=2"];
+        a.extend(limit);
+        run(&args(&a))
+    };
+    let r = lb(&[]).ok();
+    assert!(r.stdout_str().starts_with("again-job4: 10 tasks"), "{}", r.stdout_str());
+    let r = lb(&["--limit-tasks", "49"]);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!(
+            "error: {log}: tasks of the log's jobs (a stage run by several jobs counts in each): 50 exceeds the \
+             limit of 49 (raise it with --limit-tasks)"
+        )),
+        "{}",
+        r.stderr
+    );
+    let r = lb(&["--limit-jobs", "4"]);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!(
+            "error: {log}: line 22: jobs in the log: 5 exceeds the limit of 4 (raise it with --limit-jobs)"
+        )),
+        "{}",
+        r.stderr
+    );
 }

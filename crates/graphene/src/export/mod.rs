@@ -62,6 +62,56 @@ impl Default for Units {
     }
 }
 
+/// The largest milliseconds or megabytes an export writes: Java's `long` (YARN, Tez and SLS
+/// read these fields as one), 2^63 - 1.
+pub const MAX_LONG: u64 = i64::MAX as u64;
+/// The largest vcores an export writes: Java's `int` (YARN's `Resource.getVirtualCores`).
+pub const MAX_INT: u64 = i32::MAX as u64;
+
+impl Units {
+    /// Refuses a scale that is not a finite number > 0, or whose one unit alone is beyond a
+    /// Java long (`--time-ms 1e300`).
+    pub fn check(&self) -> Result<()> {
+        for (flag, v) in [("--mem-mb", self.mem_mb), ("--time-ms", self.time_ms)] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(Error::Usage(format!("{flag} {v} must be a positive number")));
+            }
+            if v >= MAX_LONG as f64 {
+                return Err(Error::Usage(format!(
+                    "{flag} {} is beyond the largest whole number YARN holds ({MAX_LONG}, a Java long)",
+                    crate::limits::show(v)
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `value` x `scale` (`value` from `what`, `scale` from `flag`), rounded by `round`, as the whole
+/// number an export writes: refused, naming `field`, when it is beyond `max` (so that no field
+/// saturates to 18446744073709551615). A usage error: the scale is what to change.
+pub(crate) fn whole(
+    value: f64,
+    scale: f64,
+    round: fn(f64) -> f64,
+    max: u64,
+    field: impl FnOnce() -> String,
+    what: &str,
+    flag: &str,
+) -> Result<u64> {
+    let v = round(value * scale);
+    // `max as f64` rounds up to a power of two: refuse from there on.
+    if v.is_finite() && v >= 0.0 && v < max as f64 {
+        return Ok(v as u64);
+    }
+    let shown = if flag.is_empty() {
+        crate::limits::show(v)
+    } else {
+        format!("{} x {flag} {} = {}", crate::limits::show(value), crate::limits::show(scale), crate::limits::show(v))
+    };
+    Err(Error::Usage(format!("{}: {what} {shown} is beyond the largest YARN holds ({max})", field())))
+}
+
 #[derive(Clone, Debug)]
 pub struct ExportOptions {
     pub format: ExportFormat,
@@ -93,6 +143,7 @@ pub fn export(schedule: &ScheduleIn, dag: Option<&Dag>, opts: &ExportOptions) ->
     if opts.levels == Some(0) {
         return Err(Error::Usage("--levels must be at least 1".into()));
     }
+    opts.units.check()?;
     let order = schedule.order()?;
     if let Some(dag) = dag {
         schedule.check_against(dag, &order)?;
@@ -111,11 +162,15 @@ pub fn export(schedule: &ScheduleIn, dag: Option<&Dag>, opts: &ExportOptions) ->
             )
         })?;
         let cols = yarn::Columns::find(dag, &opts.units)?;
-        Priorities::new_sized(schedule, &order, opts.levels, |i| {
-            let t = dag.task_by_name(&schedule.tasks[i].id).expect("checked against the DAG above");
-            let c = cols.capability(dag, t, &opts.units);
-            (c.vcores as u64, c.memory_mb)
-        })
+        let sizes: Vec<(u64, u64)> = schedule
+            .tasks
+            .iter()
+            .map(|t| {
+                let t = dag.task_by_name(&t.id).expect("checked against the DAG above");
+                cols.capability(dag, t, &opts.units).map(|c| (c.vcores as u64, c.memory_mb))
+            })
+            .collect::<Result<_>>()?;
+        Priorities::new_sized(schedule, &order, opts.levels, |i| sizes[i])
     } else {
         Priorities::new(schedule, &order, opts.levels)
     };

@@ -154,18 +154,18 @@ fn job_record(
         .map(|(pos, &(t, priority))| {
             let task = &dag.tasks[t as usize];
             let stage = dag.stage_of(t);
-            let cap = cols.capability(dag, t, units);
-            Container {
+            let cap = cols.capability(dag, t, units)?;
+            Ok(Container {
                 count: 1,
                 kind: format!("{}[{}]{}", stage.name, task.index, specs[task.stage as usize]),
                 allocation_id: pos as u64,
                 priority,
-                duration_ms: duration_ms(dag, t, units).max(1),
+                duration_ms: duration_ms(dag, t, units)?.max(1),
                 vcores: cap.vcores,
                 memory_mb: cap.memory_mb,
-            }
+            })
         })
-        .collect();
+        .collect::<Result<_>>()?;
     Ok(Job {
         am_type: AM_TYPE,
         id: name.to_string(),
@@ -193,16 +193,18 @@ pub fn write(
             (id, pri.task[i])
         })
         .collect();
+    units.check()?;
     let makespan = schedule.tasks.iter().map(|t| t.end).fold(0.0, f64::max);
-    let job = job_record(
-        dag,
-        &format!("job_{}", schedule.name()),
-        queue,
-        0,
-        (makespan * units.time_ms).round() as u64,
-        &entries,
-        units,
+    let end_ms = super::whole(
+        makespan,
+        units.time_ms,
+        f64::round,
+        super::MAX_LONG,
+        || "job.end.ms".into(),
+        "makespan",
+        "--time-ms",
     )?;
+    let job = job_record(dag, &format!("job_{}", schedule.name()), queue, 0, end_ms, &entries, units)?;
     let mut out = serde_json::to_vec(&job).expect("SLS records always serialize");
     out.push(b'\n');
     Ok(out)
@@ -320,6 +322,24 @@ fn rank_desc(score: &[f64]) -> Vec<u32> {
     pri
 }
 
+/// Each machine's (vcores, memory-mb) as SLS nodes: rounded down, refused (naming the machine)
+/// beyond what YARN holds.
+fn node_sizes(cluster: &Cluster, ci: usize, mi: usize, units: &Units) -> Result<Vec<(u64, u64)>> {
+    let floor = |v: f64| v.floor().max(0.0);
+    cluster
+        .machines
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let field = || format!("machine {i}");
+            Ok((
+                super::whole(m.0[ci], 1.0, floor, super::MAX_INT, field, "vcores", "")?,
+                super::whole(m.0[mi], units.mem_mb, floor, super::MAX_LONG, field, "memory", "--mem-mb")?,
+            ))
+        })
+        .collect()
+}
+
 /// Refuses a task that no machine of `cluster` can hold once rounded as YARN sees it
 /// (ceil vcores, ceil memory-mb), naming the job and the task.
 fn check_fits(dag: &Dag, job: &str, cluster: &Cluster, units: &Units) -> Result<()> {
@@ -334,14 +354,13 @@ fn check_fits(dag: &Dag, job: &str, cluster: &Cluster, units: &Units) -> Result<
             units.cpu, units.mem
         )));
     };
-    let nodes: Vec<(u64, u64)> = cluster
-        .machines
-        .iter()
-        .map(|m| (m.0[ci].floor().max(0.0) as u64, (m.0[mi] * units.mem_mb).floor().max(0.0) as u64))
-        .collect();
+    let nodes = node_sizes(cluster, ci, mi, units)?;
     let big = nodes.iter().fold((0, 0), |a, n| (a.0.max(n.0), a.1.max(n.1)));
     for t in 0..dag.len() as u32 {
-        let cap = cols.capability(dag, t, units);
+        let cap = cols.capability(dag, t, units).map_err(|e| match e {
+            Error::Usage(m) => Error::Usage(format!("job {job}: {m}")),
+            other => other,
+        })?;
         if !nodes.iter().any(|&(v, m)| cap.vcores as u64 <= v && cap.memory_mb <= m) {
             return Err(Error::field(
                 format!("job {job}: task {}", dag.task_name(t)),
@@ -358,11 +377,7 @@ fn check_fits(dag: &Dag, job: &str, cluster: &Cluster, units: &Units) -> Result<
 /// `export-trace --format sls`: every job of `workload` with its arrival and queue, tasks at the
 /// priorities of `opts.order` computed for `cluster`.
 pub fn write_workload(workload: &Workload, cluster: &Cluster, opts: &TraceExportOptions) -> Result<TraceExport> {
-    for (flag, v) in [("--mem-mb", opts.units.mem_mb), ("--time-ms", opts.units.time_ms)] {
-        if !(v.is_finite() && v > 0.0) {
-            return Err(Error::Usage(format!("{flag} {v} must be a positive number")));
-        }
-    }
+    opts.units.check()?;
     if workload.jobs.is_empty() {
         return Err(Error::field("jobs", "the trace has no jobs"));
     }
@@ -390,12 +405,22 @@ pub fn write_workload(workload: &Workload, cluster: &Cluster, opts: &TraceExport
         let pri = task_priorities(&job.dag, opts.order, cluster, &mut cache);
         let mut entries: Vec<(u32, u32)> = (0..job.dag.len() as u32).map(|t| (t, pri[t as usize])).collect();
         entries.sort_by_key(|&(t, p)| (p, t));
-        let start_ms = (job.arrival * opts.units.time_ms).round() as u64;
+        let field = || format!("job {}", job.name);
+        let ms = opts.units.time_ms;
+        let start_ms = super::whole(job.arrival, ms, f64::round, super::MAX_LONG, field, "arrival", "--time-ms")?;
         let cp = paths::bottom_levels(&job.dag).into_iter().fold(0.0, f64::max);
-        let end_ms = start_ms + (cp * opts.units.time_ms).round() as u64;
+        let cp_ms = super::whole(cp, ms, f64::round, super::MAX_LONG, field, "critical path", "--time-ms")?;
+        let end_ms = start_ms.checked_add(cp_ms).filter(|&e| e <= super::MAX_LONG).ok_or_else(|| {
+            Error::Usage(format!(
+                "{}: end {start_ms} + {cp_ms} ms (arrival + critical path) is beyond the largest YARN holds ({})",
+                field(),
+                super::MAX_LONG
+            ))
+        })?;
         let rec = job_record(&job.dag, &job.name, &job.queue, start_ms, end_ms, &entries, &opts.units).map_err(
             |e| match e {
                 Error::Field { field, message } => Error::field(format!("job {}: {field}", job.name), message),
+                Error::Usage(m) => Error::Usage(format!("job {}: {m}", job.name)),
                 other => other,
             },
         )?;
@@ -410,12 +435,10 @@ pub fn write_workload(workload: &Workload, cluster: &Cluster, opts: &TraceExport
         cluster.resources.iter().position(|r| *r == opts.units.cpu).unwrap_or(0),
         cluster.resources.iter().position(|r| *r == opts.units.mem).unwrap_or(0),
     );
+    let nodes = node_sizes(cluster, ci, mi, &opts.units)?;
     let mut largest = BTreeMap::new();
-    largest.insert("vcores", cluster.machines.iter().map(|m| m.0[ci].floor() as u64).max().unwrap_or(0));
-    largest.insert(
-        "memory-mb",
-        cluster.machines.iter().map(|m| (m.0[mi] * opts.units.mem_mb).floor() as u64).max().unwrap_or(0),
-    );
+    largest.insert("vcores", nodes.iter().map(|n| n.0).max().unwrap_or(0));
+    largest.insert("memory-mb", nodes.iter().map(|n| n.1).max().unwrap_or(0));
     let manifest = Manifest {
         format: MANIFEST_FORMAT,
         order: opts.order,

@@ -61,18 +61,29 @@ impl Columns {
         Ok(Columns { cpu: find(&units.cpu, "--cpu-resource")?, mem: find(&units.mem, "--mem-resource")? })
     }
 
-    /// Rounded up, at least 1 vcore and 1 MB: YARN never hands out an empty container.
-    pub(crate) fn capability(&self, dag: &Dag, task: u32, units: &Units) -> Capability {
+    /// Rounded up, at least 1 vcore and 1 MB: YARN never hands out an empty container. Fails,
+    /// naming the task, on sizes beyond what YARN holds (a Java int of vcores, a long of MB).
+    pub(crate) fn capability(&self, dag: &Dag, task: u32, units: &Units) -> Result<Capability> {
         let d = &dag.tasks[task as usize].demand.0;
-        Capability {
-            memory_mb: ((d[self.mem] * units.mem_mb).ceil() as u64).max(1),
-            vcores: (d[self.cpu].ceil() as u32).max(1),
-        }
+        let field = || format!("task {}", dag.task_name(task));
+        let memory_mb =
+            super::whole(d[self.mem], units.mem_mb, f64::ceil, super::MAX_LONG, field, "memory", "--mem-mb")?;
+        let vcores = super::whole(d[self.cpu], 1.0, f64::ceil, super::MAX_INT, field, "vcores", "")?;
+        Ok(Capability { memory_mb: memory_mb.max(1), vcores: (vcores as u32).max(1) })
     }
 }
 
-pub(crate) fn duration_ms(dag: &Dag, task: u32, units: &Units) -> u64 {
-    (dag.tasks[task as usize].duration * units.time_ms).round() as u64
+/// The task's duration in milliseconds; fails, naming the task, beyond a Java long.
+pub(crate) fn duration_ms(dag: &Dag, task: u32, units: &Units) -> Result<u64> {
+    super::whole(
+        dag.tasks[task as usize].duration,
+        units.time_ms,
+        f64::round,
+        super::MAX_LONG,
+        || format!("task {}", dag.task_name(task)),
+        "duration",
+        "--time-ms",
+    )
 }
 
 pub fn write(
@@ -90,17 +101,17 @@ pub fn write(
             let t = &schedule.tasks[i];
             // check_against has resolved every id already.
             let id = dag.task_by_name(&t.id).expect("schedule checked against the DAG");
-            Request {
+            Ok(Request {
                 task: t.id.clone(),
                 stage: t.stage_name().to_string(),
                 priority: pri.task[i],
                 resource_name: "*".into(),
                 num_containers: 1,
-                capability: cols.capability(dag, id, units),
-                duration_ms: duration_ms(dag, id, units),
-            }
+                capability: cols.capability(dag, id, units)?,
+                duration_ms: duration_ms(dag, id, units)?,
+            })
         })
-        .collect();
+        .collect::<Result<_>>()?;
     let out = YarnExport {
         format: FORMAT.into(),
         dag: schedule.name().to_string(),

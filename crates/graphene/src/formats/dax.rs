@@ -145,6 +145,7 @@ pub fn parse(text: &str, name: &str) -> Result<Dag> {
     // Explicit edges: parent, child, and where the <parent> element starts.
     let mut explicit: Vec<(&str, &str, usize)> = Vec::new();
     for el in root.children().filter(|n| n.is_element()) {
+        crate::deadline::poll()?;
         let start = el.range().start;
         match el.tag_name().name() {
             "job" => {

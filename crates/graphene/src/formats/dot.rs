@@ -188,6 +188,7 @@ pub fn parse(text: &str, name: &str) -> Result<Dag> {
     let mut applied = std::mem::take(&mut c.applied);
     let mut g = TaskGraph::default();
     for (i, a) in c.nodes.iter().enumerate() {
+        crate::deadline::poll()?;
         let n = &c.names[i];
         let at = format!("node {n}");
         let values = [&a.runtime, &a.size, &a.cores, &a.memory, &a.label];
@@ -210,6 +211,7 @@ pub fn parse(text: &str, name: &str) -> Result<Dag> {
         })?;
     }
     // Each statement's size is read once (at its first edge, which an error names).
+    crate::deadline::poll()?;
     let mut data: Vec<Option<f64>> = vec![None; c.edge_sizes.len()];
     for &(x, y, k) in &c.edges {
         let at = || format!("edge {} -> {}", c.names[x as usize], c.names[y as usize]);

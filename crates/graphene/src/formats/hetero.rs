@@ -73,6 +73,7 @@ pub fn parse(text: &str, name: &str) -> Result<(Dag, ClusterSpec)> {
     let index: HashMap<&str, usize> = f.tasks.iter().enumerate().map(|(i, t)| (t.id.as_str(), i)).collect();
     let mut parents: Vec<Vec<(String, EdgeKind)>> = vec![Vec::new(); f.tasks.len()];
     for (i, e) in f.edges.iter().enumerate() {
+        crate::deadline::poll()?;
         let known = |id: &str, field: &str| {
             index
                 .get(id)
@@ -90,6 +91,7 @@ pub fn parse(text: &str, name: &str) -> Result<(Dag, ClusterSpec)> {
     demand.0[0] = 1.0;
     let mut b = DagBuilder::new(name, vec!["cpu".to_string()]);
     for (t, ps) in f.tasks.iter().zip(parents) {
+        crate::deadline::poll()?;
         b.stage(StageSpec {
             name: t.id.clone(),
             group: None,

@@ -52,9 +52,25 @@ pub(crate) mod test_support {
 }
 
 use std::path::Path;
+use std::sync::RwLock;
 
 use crate::error::{Error, Result};
 use crate::model::Dag;
+
+static NOTE_PRINTER: RwLock<Option<fn(&str)>> = RwLock::new(None);
+
+/// Where notes go: what a reader left out or dropped when the call returns only what it read
+/// (the DAGs of a Spark log: its failed jobs, an in-progress log's cut-short last line). The CLI
+/// prints them on stderr; without a printer (the service, Python) they are not shown.
+pub fn set_note_printer(printer: Option<fn(&str)>) {
+    *NOTE_PRINTER.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = printer;
+}
+
+pub(crate) fn note(text: &str) {
+    if let Some(print) = *NOTE_PRINTER.read().unwrap_or_else(|poisoned| poisoned.into_inner()) {
+        print(text);
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -118,8 +134,14 @@ pub fn read_text(path: &Path) -> Result<String> {
     let mut bytes = Vec::new();
     file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(|e| fail(Error::Io(e)))?;
     crate::limits::current().check_input_bytes(bytes.len() as u64, "file size").map_err(fail)?;
+    decode_text(bytes).map_err(fail)
+}
+
+/// An input's bytes as text, as files are read: UTF-8 or an error giving the offset of the
+/// first invalid byte; a UTF-8 byte-order mark is dropped.
+pub fn decode_text(bytes: Vec<u8>) -> Result<String> {
     let mut text = String::from_utf8(bytes).map_err(|e| {
-        fail(Error::Usage(format!("not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to())))
+        Error::Usage(format!("not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to()))
     })?;
     if text.starts_with('\u{feff}') {
         text.drain(..'\u{feff}'.len_utf8());
@@ -186,28 +208,58 @@ pub fn is_network_file(path: &Path, format: Option<Format>) -> Result<bool> {
 
 /// Every DAG in a file (TPC-H files hold one per query unless `opts.query` picks one).
 pub fn load_dags(path: &Path, opts: &LoadOptions) -> Result<Vec<Dag>> {
+    load_dags_detected(path, opts).map(|(_, dags)| dags)
+}
+
+/// As [`load_dags`], with the format the file was read in.
+pub fn load_dags_detected(path: &Path, opts: &LoadOptions) -> Result<(Format, Vec<Dag>)> {
     // A bad profile name is the flag's fault, not the file's: report it before reading.
     if let Some(p) = &opts.demands {
         profile::Profile::by_name(p)?;
     }
+    let spark_dags = |app: spark::SparkApp| {
+        if app.report.says_more_than_jobs_read() {
+            note(&format!("{}: {}", path.display(), app.report));
+        }
+        let dags = app.dags(opts.job).map_err(|e| e.in_file(path))?;
+        apply_profile(dags, Format::Spark, opts)
+    };
     if opts.format == Some(Format::Spark) || (opts.format.is_none() && spark::looks_like_spark(path)) {
-        let dags = spark::read(path)?.dags(opts.job).map_err(|e| e.in_file(path))?;
-        return apply_profile(dags, Format::Spark, opts);
+        return Ok((Format::Spark, spark_dags(spark::read(path)?)?));
     }
     let text = read_text(path)?;
-    parse_dags(&text, &stem(path), opts).map_err(|e| e.in_file(path))
+    if opts.format.is_none() && spark::looks_like_spark_text(&text) {
+        // A plain log known by its content: read as a file (its name says whether it is still
+        // being written), not as text.
+        return Ok((Format::Spark, spark_dags(spark::read_plain(path, text)?)?));
+    }
+    parse_dags_detected(&text, &stem(path), opts).map_err(|e| e.in_file(path))
 }
 
 /// Exactly one DAG from a file.
 pub fn load_dag(path: &Path, opts: &LoadOptions) -> Result<Dag> {
-    let mut dags = load_dags(path, opts)?;
-    if dags.len() != 1 {
-        return Err(Error::Usage(format!("{}: holds {} DAGs; pick one with --query N", path.display(), dags.len())));
+    let (format, dags) = load_dags_detected(path, opts)?;
+    one_of(&path.display().to_string(), format, dags)
+}
+
+/// The one DAG of `dags`, read from `what` in `format`; when there are several, an error that
+/// names a few and the flag that picks one (`--job` for Spark logs, `--query` otherwise).
+pub fn one_of(what: &str, format: Format, mut dags: Vec<Dag>) -> Result<Dag> {
+    if dags.len() == 1 {
+        return Ok(dags.remove(0));
     }
-    Ok(dags.remove(0))
+    let pick = if format == Format::Spark { "--job ID (the number after -job in each name)" } else { "--query N" };
+    let names: Vec<&str> = dags.iter().take(5).map(|d| d.name.as_str()).collect();
+    let more = if dags.len() > 5 { ", ..." } else { "" };
+    Err(Error::Usage(format!("{what}: holds {} DAGs ({}{more}); pick one with {pick}", dags.len(), names.join(", "))))
 }
 
 pub fn parse_dags(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Dag>> {
+    parse_dags_detected(text, name, opts).map(|(_, dags)| dags)
+}
+
+/// As [`parse_dags`], with the format the text was read in.
+pub fn parse_dags_detected(text: &str, name: &str, opts: &LoadOptions) -> Result<(Format, Vec<Dag>)> {
     let format = match opts.format {
         Some(f) => f,
         None => detect(text)?,
@@ -222,7 +274,7 @@ pub fn parse_dags(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Dag>
         Format::Dax => vec![dax::parse(text, name)?],
         Format::Dot => vec![dot::parse(text, name)?],
     };
-    apply_profile(dags, format, opts)
+    Ok((format, apply_profile(dags, format, opts)?))
 }
 
 /// Fills demands from `--demands`, or from the format's default profile when it has none.

@@ -152,6 +152,7 @@ pub fn from_file(file: DagFile, default_name: &str) -> Result<Dag> {
     limits.check_stages(file.stages.len() as u64, "stages")?;
     let mut total_tasks = 0u64;
     for (si, s) in file.stages.into_iter().enumerate() {
+        crate::deadline::poll()?;
         // Field names are formatted only for an error: a million-stage DAG made millions.
         let id = &s.id;
         let at = || format!("stages[{si}] ('{id}')");

@@ -14,14 +14,39 @@ pub struct ScheduleFile {
     pub dag: Option<String>,
     #[serde(default)]
     pub scheduler: Option<String>,
+    /// The figures a report states besides its tasks: each, when present, must agree with the
+    /// tasks, the DAG and the cluster (`validate` checks them).
     #[serde(default)]
     pub makespan: Option<f64>,
+    #[serde(default)]
+    pub lower_bounds: Option<StatedBounds>,
+    #[serde(default)]
+    pub ratio: Option<f64>,
+    #[serde(default)]
+    pub machines: Option<f64>,
+    #[serde(default)]
+    pub resources: Option<Vec<String>>,
+    #[serde(default)]
+    pub speedup: Option<f64>,
+    #[serde(default)]
+    pub slr: Option<f64>,
     pub tasks: Vec<Entry>,
     #[serde(default)]
     pub order: Vec<String>,
     /// Duplicated runs of tasks (schedules made with task duplication, e.g. DEFT).
     #[serde(default)]
     pub copies: Vec<Entry>,
+}
+
+/// A report's `lower_bounds`, each optional.
+#[derive(Debug, Default, Deserialize)]
+pub struct StatedBounds {
+    #[serde(default)]
+    pub critical_path: Option<f64>,
+    #[serde(default)]
+    pub total_work: Option<f64>,
+    #[serde(default)]
+    pub stage_aware: Option<f64>,
 }
 
 pub fn parse(text: &str) -> Result<ScheduleFile> {
@@ -64,6 +89,7 @@ impl TaskIn {
 /// reports such tasks among its violations instead; charts and exports cannot use them at all.
 pub fn check_tasks(tasks: &[TaskIn], machines: Option<usize>) -> Result<()> {
     for (i, t) in tasks.iter().enumerate() {
+        crate::deadline::poll()?;
         if t.machine < 0 || machines.is_some_and(|m| t.machine as usize >= m) {
             let m = machines.map_or("machines >= 0".to_string(), |m| format!("{m} machines (0..{})", m.max(1) - 1));
             return Err(Error::field(format!("tasks[{i}].machine"), format!("{} is not one of {m}", t.machine)));

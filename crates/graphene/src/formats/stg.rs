@@ -84,6 +84,7 @@ pub fn parse(text: &str, name: &str) -> Result<Dag> {
     let mut index: Vec<Option<usize>> = Vec::new();
     let mut preds: Vec<(u64, Vec<u64>, usize)> = Vec::new();
     for k in 0..total {
+        crate::deadline::poll()?;
         let (id, line) = t.next(|| "a task id")?;
         if id != k {
             return Err(Error::Syntax {

@@ -77,6 +77,7 @@ impl TaskGraph {
         }
         let mut b = DagBuilder::new(name, default_resources());
         for (i, n) in self.nodes.iter().enumerate() {
+            crate::deadline::poll()?;
             for &(p, data) in &self.parents[i] {
                 if data > 0.0 {
                     b.edge_data(self.nodes[p].name.clone(), n.name.clone(), data);

@@ -179,6 +179,7 @@ fn query_dag(q: &QueryFile, qi: usize, prefix: &str, executors: u32, durations: 
     // Stages are addressed by their `stage` number, which must be 0..n-1 each once.
     let mut by_number: Vec<Option<usize>> = vec![None; n];
     for (si, s) in q.stages.iter().enumerate() {
+        crate::deadline::poll()?;
         let slot = usize::try_from(s.stage).ok().and_then(|k| by_number.get_mut(k)).ok_or_else(|| {
             Error::field(format!("{at}.stages[{si}].stage"), format!("stage {} is out of range 0..{}", s.stage, n))
         })?;

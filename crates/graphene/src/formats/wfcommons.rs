@@ -259,6 +259,7 @@ fn read_spec(spec: &Specification, execution: Option<&Execution>) -> Result<Vec<
     let spec_ids: HashMap<&str, usize> = spec.tasks.iter().enumerate().map(|(i, t)| (t.id.as_str(), i)).collect();
     let mut exec: HashMap<&str, (usize, &ExecTask)> = HashMap::new();
     for (i, t) in execution.and_then(|e| e.tasks.as_ref()).into_iter().flatten().enumerate() {
+        crate::deadline::poll()?;
         let at = format!("workflow.execution.tasks[{i}] ('{}')", t.id);
         if !spec_ids.contains_key(t.id.as_str()) {
             return Err(Error::field(at, "no task with this id in workflow.specification.tasks"));
@@ -395,6 +396,7 @@ fn build(name: String, tasks: Vec<RawTask>) -> Result<Dag> {
     let resolve = |r: &str| index.get(r).or_else(|| alias.get(r)).copied();
     let mut parents: Vec<Vec<usize>> = vec![Vec::new(); tasks.len()];
     for (i, t) in tasks.iter().enumerate() {
+        crate::deadline::poll()?;
         for p in &t.parents {
             let pi = resolve(p)
                 .ok_or_else(|| Error::field(format!("{}.parents", t.at), format!("unknown parent task '{p}'")))?;

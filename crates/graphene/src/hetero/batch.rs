@@ -74,11 +74,16 @@ pub fn with_transfer_rule(dag: &Dag, ccr: f64) -> Result<Dag> {
 }
 
 /// `n` machine speeds drawn (seeded) from the CPU frequencies LACHESIS uses: 2.1 to 3.6 GHz in
-/// steps of 0.1, the speed being the frequency in GHz.
-pub fn lachesis_speeds(n: usize, seed: u64) -> Vec<f64> {
+/// steps of 0.1, the speed being the frequency in GHz. `n` is a machine count, checked against
+/// `--limit-machines` before anything is drawn.
+pub fn lachesis_speeds(n: usize, seed: u64) -> Result<Vec<f64>> {
+    if n == 0 {
+        return Err(Error::Usage("--machines must be at least 1".into()));
+    }
+    crate::limits::current().check_machines(n as u64, "--machines")?;
     let table: Vec<f64> = (21..=36).map(|f| f as f64 / 10.0).collect();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    (0..n).map(|_| *table.choose(&mut rng).expect("non-empty table")).collect()
+    Ok((0..n).map(|_| *table.choose(&mut rng).expect("non-empty table")).collect())
 }
 
 #[cfg(test)]
@@ -107,8 +112,8 @@ mod tests {
         let (a1, b1) = (u.stage_by_name("j1.a").unwrap(), u.stage_by_name("j1.b").unwrap());
         assert_eq!(u.edge_data(a1, b1), 1.0);
         assert_eq!(u.edge_data(u.stage_by_name("j0.a").unwrap(), b1), 0.0);
-        let s = lachesis_speeds(50, 7);
-        assert_eq!(s, lachesis_speeds(50, 7));
+        let s = lachesis_speeds(50, 7).unwrap();
+        assert_eq!(s, lachesis_speeds(50, 7).unwrap());
         assert!(s.iter().all(|&v| (2.1..=3.6).contains(&v)));
     }
 }

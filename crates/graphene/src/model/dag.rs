@@ -238,6 +238,7 @@ impl DagBuilder {
             }
         }
         for (i, s) in stages.iter().enumerate() {
+            crate::deadline::poll()?;
             for (j, t) in s.tasks.iter().enumerate() {
                 // The field name is formatted only for an error: once per task it was a tenth
                 // of reading a million-task DAG.
@@ -260,6 +261,7 @@ impl DagBuilder {
         let mut parents: Vec<Vec<StageEdge>> = vec![Vec::new(); stages.len()];
         let mut listed_by = vec![usize::MAX; stages.len()];
         for (i, s) in stages.iter().enumerate() {
+            crate::deadline::poll()?;
             for (pname, kind) in &s.parents {
                 let p = *index.get(pname).ok_or_else(|| {
                     Error::field(format!("stage '{}'.parents", s.name), format!("unknown parent stage '{pname}'"))

@@ -1,4 +1,4 @@
-//! The constructor's three options beyond the paper (issue 15, item 2), each pinned on a small
+//! The constructor's three options beyond the paper, each pinned on a small
 //! hand-made instance where it reaches the optimum and the paper's rules do not, plus the
 //! property that makes them safe to combine: each only adds plans to choose from (pairing, mixed)
 //! or shortens a plan (compaction), so with the improver off none of them can lengthen the
@@ -145,7 +145,7 @@ fn compaction_reaches_the_optimum_where_the_paper_does_not() {
     assert_eq!(makespan(&d, &c, &OfflineConfig { compact: true, ..paper() }), 16.0);
 }
 
-/// On every committed small DAG (issue 15's set), each option and all of them together give a
+/// On every committed small DAG (`tests/data/small-dags`), each option and all of them together give a
 /// valid schedule no longer than the paper's rules, and the same schedule twice.
 #[test]
 fn each_option_never_lengthens_the_constructor_and_is_deterministic() {

@@ -24,7 +24,7 @@
 //!
 //! Two mechanics of the real CapacityScheduler (Hadoop 3.4.x) are options ([`CsYarn`]), off by
 //! default so that earlier figures stay reproducible; `scripts/bench-cs-fidelity` measures what
-//! they change against YARN's own scheduler in SLS (BENCHMARKS.md, issue 12):
+//! they change against YARN's own scheduler in SLS (BENCHMARKS.md, "Fidelity of the cs simulator"):
 //! * **Application masters** (`--cs-am cpu=1,mem=0.001`): every YARN application first runs its
 //!   master in a container. The AM container is the application's first request: it is granted
 //!   in the same queue and FIFO order as tasks (`AbstractLeafQueue.assignContainers` walks the
@@ -102,7 +102,7 @@ pub struct CsYarn {
     /// `cs` only: a job's runnable stages in Tez's natural order (`DAGSchedulerNaturalOrder`:
     /// by the stage's distance from the roots, then stage index), the priorities `export-trace
     /// --order natural` gives graphene's SLS AM, instead of by stage index. The two differ on
-    /// DAGs whose file order is not by depth (BENCHMARKS, "Deep DAGs (session 15)").
+    /// DAGs whose file order is not by depth (BENCHMARKS.md, "Fidelity of the cs simulator").
     pub tez_order: bool,
 }
 

@@ -90,7 +90,7 @@ pub enum Charge {
     /// fairness module's proof condition). A 2,000 s task of a tenth of the cluster charges
     /// about 3 x kappa x C in resource-time, so it can never pass the strict walk and runs only
     /// when it would otherwise leave a machine idle; on a `deep` workload whose BLAST jobs hold
-    /// such tasks that cost graphene 11% of its mean JCT (BENCHMARKS.md, session 13).
+    /// such tasks that cost graphene about a tenth of its mean JCT.
     TimeBounded,
     /// Resource-time as `Time`, but a launch charges only the first [`CHARGE_WINDOW_S`] of the
     /// task's estimate (all of it for shorter tasks, so those are charged exactly as `Time`);

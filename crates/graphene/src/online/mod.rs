@@ -53,8 +53,12 @@ pub struct OnlineSettings {
     /// cs (and cp, graphene+cs, which share its queues): YARN's AM containers and containers
     /// per node heartbeat (default: neither).
     pub cs_yarn: CsYarn,
-    /// decima: weights file to load instead of the bundled model.
+    /// decima: weights file to load instead of a bundled model.
     pub decima_model: Option<std::path::PathBuf>,
+    /// decima without a weights file: the bundled model to use (a name of
+    /// [`decima::model::BUNDLED_MODELS`]; the replay setup picks the one closest to the run),
+    /// the default model when None.
+    pub decima_bundled: Option<&'static str>,
     /// Every scheduler: each machine keeps serving the job of its last task first
     /// (`--sticky`, [`sticky`]).
     pub sticky: bool,
@@ -110,9 +114,10 @@ fn unwrapped(name: &str, s: &OnlineSettings) -> crate::Result<Box<dyn Policy>> {
         "graphene+tetris" => Box::new(hybrid::GrapheneTetris::new(&s.graphene)),
         "heft" => Box::new(heft::HeftOnline::new()),
         "decima" => {
-            let model = match &s.decima_model {
-                Some(path) => decima::Model::load(path)?,
-                None => decima::Model::bundled()?,
+            let model = match (&s.decima_model, s.decima_bundled) {
+                (Some(path), _) => decima::Model::load(path)?,
+                (None, Some(name)) => decima::Model::bundled_named(name)?,
+                (None, None) => decima::Model::bundled()?,
             };
             Box::new(decima::Decima::new(&model))
         }

@@ -88,6 +88,96 @@ fn final_link_target(path: &Path) -> Result<PathBuf> {
     Err(Error::Usage(format!("--out {}: too many levels of symbolic links", path.display())))
 }
 
+/// Refuses two outputs of one command that would be written to the same place: the same
+/// regular file under any spelling, symbolic or hard link, the same new path, or both standard
+/// output (`-`). Each output is `(flag, path)`. Devices, FIFOs and sockets are written in place
+/// and may be shared (`--out /dev/null --waves-out /dev/null`). Checked before any work, so that
+/// one output never silently replaces another.
+pub fn distinct_outputs(outputs: &[(&str, &Path)]) -> Result<()> {
+    let mut seen: Vec<(&str, &Path, Place)> = Vec::with_capacity(outputs.len());
+    for &(flag, path) in outputs {
+        let Some(place) = place(path)? else { continue };
+        if let Some((other, other_path, _)) = seen.iter().find(|(_, _, p)| *p == place) {
+            let what = if place == Place::Stdout { "standard output".to_string() } else { "the same file".to_string() };
+            return Err(Error::Usage(format!(
+                "{flag} {} and {other} {} are {what}; give each output its own file",
+                path.display(),
+                other_path.display()
+            )));
+        }
+        seen.push((flag, path, place));
+    }
+    Ok(())
+}
+
+/// Where an output lands, the same for every spelling of it.
+#[derive(Debug, PartialEq, Eq)]
+enum Place {
+    Stdout,
+    /// An existing regular file: its device and inode (its canonical path where there are none).
+    Existing(u64, u64, PathBuf),
+    /// A path that does not exist yet, made absolute through its existing folders.
+    New(PathBuf),
+}
+
+/// [`Place`] of an output path; None for a device, FIFO or socket (written in place).
+fn place(path: &Path) -> Result<Option<Place>> {
+    if path.as_os_str() == "-" {
+        return Ok(Some(Place::Stdout));
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => {
+            #[cfg(unix)]
+            let place = {
+                use std::os::unix::fs::MetadataExt;
+                Place::Existing(m.dev(), m.ino(), PathBuf::new())
+            };
+            #[cfg(not(unix))]
+            let place = Place::Existing(0, 0, std::fs::canonicalize(path).map_err(|e| Error::Io(e).in_file(path))?);
+            Ok(Some(place))
+        }
+        // A directory is refused by the writer itself, with its own message.
+        Ok(_) => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Ok(Some(Place::New(resolve_new(&final_link_target(path)?))))
+        }
+        Err(e) => Err(Error::Io(e).in_file(path)),
+    }
+}
+
+/// A path that does not exist, made absolute: followed through the file system (links and
+/// `..` resolved) as far as it exists, the rest appended with `.` and `..` resolved by name (no
+/// part of the rest exists, so none is a link).
+fn resolve_new(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().map(|d| d.join(path)).unwrap_or_else(|_| path.to_path_buf())
+    };
+    let mut out = PathBuf::new();
+    let mut existing = true;
+    for c in absolute.components() {
+        match c {
+            Component::Prefix(_) | Component::RootDir => out.push(c.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir if !existing => {
+                out.pop();
+            }
+            _ => {
+                out.push(c.as_os_str());
+                if existing {
+                    match std::fs::canonicalize(&out) {
+                        Ok(real) => out = real,
+                        Err(_) => existing = false,
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Writes `bytes` to `path` as [`target`] decides (refusing the inputs' paths).
 pub fn write_output(path: &Path, bytes: &[u8], inputs: &[&Path]) -> Result<()> {
     match target(path, inputs)? {

@@ -117,3 +117,29 @@ pub fn utilization(summary: &Summary) -> Result<Vec<u8>> {
     cols.push(Column::Float("running".into(), u.iter().map(|p| p.running).collect()));
     parquet(&cols)
 }
+
+/// The `job` and `jct` columns of a replay's `jobs.parquet`, row by row (what `plot cdf` reads
+/// of a replay written with `--format parquet`). A file that is not such a table is refused
+/// naming the file and the column or row.
+pub fn read_jobs(path: &std::path::Path) -> Result<Vec<(String, f64)>> {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::record::RowAccessor;
+    let fail = |m: String| Error::Usage(m).in_file(path);
+    let file = std::fs::File::open(path).map_err(|e| Error::Io(e).in_file(path))?;
+    let size = file.metadata().map_err(|e| Error::Io(e).in_file(path))?.len();
+    crate::limits::current().check_input_bytes(size, "file size").map_err(|e| e.in_file(path))?;
+    let reader = SerializedFileReader::new(file).map_err(|e| fail(format!("not a Parquet table: {e}")))?;
+    let schema = reader.metadata().file_metadata().schema_descr_ptr();
+    let column = |name: &str| {
+        schema.columns().iter().position(|c| c.name() == name).ok_or_else(|| fail(format!("no column '{name}'")))
+    };
+    let (job, jct) = (column("job")?, column("jct")?);
+    let rows = reader.get_row_iter(None).map_err(|e| fail(format!("unreadable: {e}")))?;
+    let mut out = Vec::new();
+    for (i, row) in rows.enumerate() {
+        let at = |e: parquet::errors::ParquetError| fail(format!("row {i}: {e}"));
+        let row = row.map_err(at)?;
+        out.push((row.get_string(job).map_err(at)?.clone(), row.get_double(jct).map_err(at)?));
+    }
+    Ok(out)
+}

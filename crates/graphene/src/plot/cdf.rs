@@ -71,9 +71,28 @@ fn number(path: &Path, rec: &csv::StringRecord, col: usize, name: &str) -> Resul
 }
 
 impl JobsIn {
-    /// Reads `dir/jobs.csv` of a replay output directory (and its scheduler from summary.json).
+    /// Reads `dir/jobs.csv` of a replay output directory, or `dir/jobs.parquet` of one written
+    /// with `--format parquet` (and its scheduler from summary.json).
     pub fn load(dir: &Path) -> Result<JobsIn> {
         let path = dir.join("jobs.csv");
+        let parquet = dir.join("jobs.parquet");
+        let jobs = if !path.exists() && parquet.exists() {
+            let jobs = crate::output::table::read_jobs(&parquet)?;
+            if let Some((i, (_, jct))) = jobs.iter().enumerate().find(|(_, (_, j))| !j.is_finite() || *j < 0.0) {
+                return Err(Error::Usage(format!("row {i}: jct {jct} is not a finite number >= 0")).in_file(&parquet));
+            }
+            jobs
+        } else {
+            Self::read_csv(&path)?
+        };
+        let scheduler = super::usage::ReplaySummary::load(dir).map(|s| s.scheduler).unwrap_or_default();
+        let dir_name = dir.file_name().map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let label = if scheduler.is_empty() { dir_name } else { scheduler };
+        Ok(JobsIn { label, dir: dir.display().to_string(), jobs })
+    }
+
+    fn read_csv(path: &Path) -> Result<Vec<(String, f64)>> {
+        let path = path.to_path_buf();
         let mut rdr = csv::Reader::from_path(&path).map_err(|e| csv_err(&path, e))?;
         let headers = rdr.headers().map_err(|e| csv_err(&path, e))?.clone();
         let cols = columns(&path, &headers, &["job", "jct"])?;
@@ -87,10 +106,7 @@ impl JobsIn {
             }
             jobs.push((rec.get(cols[0]).unwrap_or("").to_string(), jct));
         }
-        let scheduler = super::usage::ReplaySummary::load(dir).map(|s| s.scheduler).unwrap_or_default();
-        let dir_name = dir.file_name().map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned());
-        let label = if scheduler.is_empty() { dir_name } else { scheduler };
-        Ok(JobsIn { label, dir: dir.display().to_string(), jobs })
+        Ok(jobs)
     }
 }
 

@@ -61,8 +61,8 @@ impl FromStr for ArrivalProcess {
 impl fmt::Display for ArrivalProcess {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ArrivalProcess::Poisson { mean } => write!(f, "poisson:{mean}"),
-            ArrivalProcess::Fixed { interval } => write!(f, "fixed:{interval}"),
+            ArrivalProcess::Poisson { mean } => write!(f, "poisson:{}", crate::limits::show(*mean)),
+            ArrivalProcess::Fixed { interval } => write!(f, "fixed:{}", crate::limits::show(*interval)),
             ArrivalProcess::AllAtOnce => write!(f, "all-at-once"),
         }
     }
@@ -85,10 +85,51 @@ pub fn job_name(i: usize, n: usize) -> String {
     format!("j{i:0width$}")
 }
 
+/// Checks the counts and arrival process of a workload of `n` jobs in `queues` queues before
+/// anything is drawn or allocated: at least one job (a trace holds one), at most `--limit-jobs`
+/// jobs, at least one queue and at most `--limit-jobs` queues (a queue of a trace holds a job),
+/// and, for fixed intervals, a last arrival within [`MAX_SECONDS`](crate::limits::MAX_SECONDS)
+/// (Poisson arrivals are checked as they are drawn). [`generate`] runs it; `gen-trace` also runs
+/// it on its flags before reading any file.
+pub fn check_counts(n: usize, arrival: ArrivalProcess, queues: usize) -> Result<()> {
+    let limits = crate::limits::current();
+    if n == 0 {
+        return Err(Error::Usage("--jobs must be at least 1 (a trace holds at least one job)".into()));
+    }
+    limits.check_jobs(n as u64, "--jobs")?;
+    if queues == 0 {
+        return Err(Error::Usage("--queues must be at least 1".into()));
+    }
+    limits.check_jobs(queues as u64, "--queues (each queue of a trace holds a job)")?;
+    if let ArrivalProcess::Fixed { interval } = arrival {
+        let last = (n - 1) as f64 * interval;
+        if last > crate::limits::MAX_SECONDS {
+            return Err(late(arrival, n - 1, n, last));
+        }
+    }
+    Ok(())
+}
+
+/// Job `i` of `n` would arrive at `at`, after the largest time a trace may hold.
+fn late(arrival: ArrivalProcess, i: usize, n: usize, at: f64) -> Error {
+    let fix = match arrival {
+        ArrivalProcess::Fixed { .. } => "a shorter interval or fewer --jobs",
+        _ => "a smaller mean gap or fewer --jobs",
+    };
+    Error::Usage(format!(
+        "--arrival {arrival}: job {} would arrive at {} s, after the largest time a trace may hold ({:e} s); use {fix}",
+        job_name(i, n),
+        crate::limits::show(at),
+        crate::limits::MAX_SECONDS
+    ))
+}
+
 /// `n` jobs drawn uniformly (with replacement) from `dags`, arriving by `arrival` into queues
 /// `q0..q(queues-1)` chosen uniformly at random. Each job's DAG is a copy of the drawn one
-/// renamed after the job (the name a trace file gives it back). Fails on an empty DAG list with
-/// jobs to draw, or zero queues.
+/// renamed after the job (the name a trace file gives it back). Fails, before drawing, on what
+/// [`check_counts`] refuses and on an empty DAG list, and while drawing when an arrival would
+/// pass [`MAX_SECONDS`](crate::limits::MAX_SECONDS) or the jobs' tasks `--limit-tasks`: what it
+/// returns is a workload a trace can hold and `replay` reads back.
 pub fn generate(dags: &[Dag], n: usize, arrival: ArrivalProcess, queues: usize, seed: u64) -> Result<Workload> {
     generate_from(&[dags], n, arrival, queues, seed)
 }
@@ -117,18 +158,16 @@ pub fn generate_from_named(
     seed: u64,
 ) -> Result<(Workload, Vec<String>)> {
     let sources: Vec<&[Dag]> = sources.iter().copied().filter(|s| !s.is_empty()).collect();
-    crate::limits::current().check_jobs(n as u64, "--jobs")?;
-    if queues == 0 {
-        return Err(Error::Usage("--queues must be at least 1".into()));
-    }
-    if sources.is_empty() && n > 0 {
+    check_counts(n, arrival, queues)?;
+    if sources.is_empty() {
         return Err(Error::Usage("no DAGs to draw jobs from".into()));
     }
+    let limits = crate::limits::current();
     let mut pick = rng(seed, STREAM_DAGS);
     let mut gaps = rng(seed, STREAM_ARRIVALS);
     let mut queue = rng(seed, STREAM_QUEUES);
-    let queue_names: Vec<String> = (0..queues).map(queue_name).collect();
     let mut t = 0.0f64;
+    let mut tasks = 0u64;
     let mut jobs = Vec::with_capacity(n);
     let mut drawn = Vec::with_capacity(n);
     for i in 0..n {
@@ -144,12 +183,19 @@ pub fn generate_from_named(
                 t
             }
         };
+        if at > crate::limits::MAX_SECONDS {
+            return Err(late(arrival, i, n, at));
+        }
         let at = (at * 1000.0).round() / 1000.0;
         let from = if sources.len() == 1 { sources[0] } else { sources[pick.gen_range(0..sources.len())] };
-        let mut dag = from[pick.gen_range(0..from.len())].clone();
+        let source = &from[pick.gen_range(0..from.len())];
+        // The trace's tasks, counted before the job's DAG is copied (as a reader counts them).
+        tasks = crate::limits::add(tasks, source.len() as u64);
+        limits.check_tasks(tasks, &format!("tasks of the jobs drawn (up to job {})", job_name(i, n)))?;
+        let mut dag = source.clone();
         let name = job_name(i, n);
         drawn.push(std::mem::replace(&mut dag.name, name.clone()));
-        let q = queue_names[queue.gen_range(0..queues)].clone();
+        let q = queue_name(queue.gen_range(0..queues));
         jobs.push(Job { name, arrival: at, queue: q, dag });
     }
     Ok((Workload { jobs }, drawn))
@@ -201,5 +247,37 @@ mod tests {
         assert_eq!(w1.queues().len(), 2);
         assert_eq!(job_name(3, 10), "j0003");
         assert_eq!(job_name(3, 100_001), "j000003");
+    }
+
+    /// Counts are checked before anything is drawn: no jobs, more queues than a trace can hold
+    /// jobs (the 24 GB `--queues 1000000000` of the audit), and arrivals past the largest time a
+    /// trace may hold, whichever process draws them. What is drawn is what `replay` reads back.
+    #[test]
+    fn counts_and_arrivals_are_refused_before_drawing() {
+        let dags = [dag("a", 2)];
+        let msg = |n: usize, a: ArrivalProcess, q: usize| generate(&dags, n, a, q, 1).unwrap_err().to_string();
+        let p = ArrivalProcess::Poisson { mean: 10.0 };
+        assert_eq!(msg(0, p, 1), "--jobs must be at least 1 (a trace holds at least one job)");
+        assert_eq!(
+            msg(5, p, 1_000_000_000),
+            "--queues (each queue of a trace holds a job): 1000000000 exceeds the limit of 1000000 (raise it with --limit-jobs)"
+        );
+        assert_eq!(msg(1_000_001, p, 1), "--jobs: 1000001 exceeds the limit of 1000000 (raise it with --limit-jobs)");
+        assert_eq!(
+            msg(3, ArrivalProcess::Fixed { interval: 1e12 }, 1),
+            "--arrival fixed:1000000000000: job j0002 would arrive at 2000000000000 s, after the largest time \
+             a trace may hold (1e12 s); use a shorter interval or fewer --jobs"
+        );
+        let poisson = msg(3, ArrivalProcess::Poisson { mean: 1e300 }, 1);
+        assert!(poisson.starts_with("--arrival poisson:1e300: job j0001 would arrive at "), "{poisson}");
+        assert!(poisson.ends_with("use a smaller mean gap or fewer --jobs"), "{poisson}");
+        // At the bound exactly, and a million queues for five jobs (no queue list is built).
+        let w = generate(&dags, 3, ArrivalProcess::Fixed { interval: 5e11 }, 1_000_000, 1).unwrap();
+        assert_eq!(w.jobs[2].arrival, 1e12);
+        assert!(w.jobs.iter().all(|j| j.queue[1..].parse::<usize>().unwrap() < 1_000_000));
+        let text = super::super::native_csv::write(&w).unwrap();
+        let back = super::super::native_csv::read(&text).unwrap();
+        assert_eq!(back.jobs.len(), 3);
+        assert_eq!(back.jobs[2].arrival, 1e12);
     }
 }

@@ -97,7 +97,10 @@ pub fn detect(text: &str) -> Result<TraceFormat> {
 /// the cluster the new workload is for); without one they are kept as read.
 pub fn job_dags(path: &Path, profile: Option<&str>, seed: u64) -> Result<Vec<crate::model::Dag>> {
     let profile = profile.map(crate::formats::profile::Profile::by_name).transpose()?;
-    let (w, _) = load(path, &TraceOptions::default())?;
+    let (w, report) = load(path, &TraceOptions::default())?;
+    if !report.is_empty() {
+        crate::formats::note(&format!("{}: {report}", path.display()));
+    }
     Ok(w.jobs
         .into_iter()
         .map(|j| match profile {
@@ -116,18 +119,26 @@ pub fn job_dags(path: &Path, profile: Option<&str>, seed: u64) -> Result<Vec<cra
 /// Reads a workload trace. Native traces never skip anything (every error is an error);
 /// Alibaba traces skip broken DAGs and say how many in the report.
 pub fn load(path: &Path, opts: &TraceOptions) -> Result<(Workload, SkipReport)> {
-    if opts.queues == Some(0) {
-        return Err(Error::Usage("--spread-queues must be at least 1".into()));
+    if let Some(k) = opts.queues {
+        check_spread(k)?;
     }
     let spark = opts.format == Some(TraceFormat::Spark)
         || (opts.format.is_none() && crate::formats::spark::looks_like_spark(path));
-    let (mut workload, report) = if spark {
-        let app = crate::formats::spark::read(path)?;
+    let spark_jobs = |app: crate::formats::spark::SparkApp| -> Result<(Workload, SkipReport)> {
         let report = SkipReport { notes: vec![app.report.to_string()], ..SkipReport::default() };
-        (app.workload().map_err(|e| e.in_file(path))?, report)
+        Ok((app.workload().map_err(|e| e.in_file(path))?, report))
+    };
+    let (mut workload, report) = if spark {
+        spark_jobs(crate::formats::spark::read(path)?)?
     } else {
         let text = crate::formats::read_text(path)?;
-        parse(&text, opts.format).map_err(|e| e.in_file(path))?
+        if opts.format.is_none() && crate::formats::spark::looks_like_spark_text(&text) {
+            // A plain log known by its content: read as a file (its name says whether it is
+            // still being written), not as text.
+            spark_jobs(crate::formats::spark::read_plain(path, text)?)?
+        } else {
+            parse(&text, opts.format).map_err(|e| e.in_file(path))?
+        }
     };
     if let Some(k) = opts.queues {
         spread_queues(&mut workload, k)?;
@@ -154,16 +165,22 @@ pub fn parse(text: &str, format: Option<TraceFormat>) -> Result<(Workload, SkipR
 
 /// Assigns job `i` (in the workload's arrival order) to queue `q{i mod k}`. Round-robin rather
 /// than random so that every queue gets the same share of jobs, at every point of the trace,
-/// which is what a fairness experiment over a single-queue trace needs.
+/// which is what a fairness experiment over a single-queue trace needs. `k` is checked like a
+/// job count (`--limit-jobs`: a queue holds a job) before anything else.
 pub fn spread_queues(workload: &mut Workload, k: usize) -> Result<()> {
+    check_spread(k)?;
+    for (i, job) in workload.jobs.iter_mut().enumerate() {
+        job.queue = queue_name(i % k);
+    }
+    Ok(())
+}
+
+/// `--spread-queues K`: at least 1, at most `--limit-jobs`.
+fn check_spread(k: usize) -> Result<()> {
     if k == 0 {
         return Err(Error::Usage("--spread-queues must be at least 1".into()));
     }
-    let names: Vec<String> = (0..k).map(queue_name).collect();
-    for (i, job) in workload.jobs.iter_mut().enumerate() {
-        job.queue = names[i % k].clone();
-    }
-    Ok(())
+    crate::limits::current().check_jobs(k as u64, "--spread-queues (each queue of a trace holds a job)")
 }
 
 /// Stretches every task's duration to `max(duration x scale, floor)` seconds (deterministic;
@@ -260,6 +277,33 @@ a,0,q0,t,1,4,1,1,0,0,s,
         }
         // A scale that overflows a duration is refused, not turned into infinity.
         assert!(stretch_durations(&mut w, 1e308, 0.0).is_err());
+    }
+
+    /// `--spread-queues` (and Python's `read_trace(spread_queues=...)`) is a queue count checked
+    /// like a job count before anything is built for it; within the limit no list of K names is
+    /// made, so a million queues for two jobs costs nothing.
+    #[test]
+    fn spread_queues_is_checked_against_the_job_limit() {
+        let text = "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents
+a,0,x,s,1,1,1,1,0,0,
+b,1,x,s,1,1,1,1,0,0,
+";
+        let (mut w, _) = parse(text, None).unwrap();
+        let err = spread_queues(&mut w, 1_000_000_000).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "--spread-queues (each queue of a trace holds a job): 1000000000 exceeds the limit of 1000000 \
+             (raise it with --limit-jobs)"
+        );
+        assert_eq!(spread_queues(&mut w, 0).unwrap_err().to_string(), "--spread-queues must be at least 1");
+        spread_queues(&mut w, 1_000_000).unwrap();
+        assert_eq!([w.jobs[0].queue.as_str(), w.jobs[1].queue.as_str()], ["q0", "q1"]);
+        let path = std::env::temp_dir().join(format!("graphene-spread-{}.csv", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        let opts = TraceOptions { format: None, queues: Some(2_000_000) };
+        let err = load(&path, &opts).unwrap_err().to_string();
+        std::fs::remove_file(&path).unwrap();
+        assert!(err.starts_with("--spread-queues (each queue of a trace holds a job): 2000000 exceeds"), "{err}");
     }
 
     #[test]

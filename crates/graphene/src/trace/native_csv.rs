@@ -379,8 +379,16 @@ fn csv_error(e: csv::Error) -> Error {
 /// Writes a workload as a native trace (header included). Fails, naming the job and stage, on
 /// what the format cannot hold: duplicate or empty job names, names with surrounding spaces,
 /// names of parent stages holding `;` or starting with `~` (the `parents` syntax), resources other than
-/// cpu, mem, disk and net, and negative or non-finite arrivals.
+/// cpu, mem, disk and net, and negative or non-finite arrivals; and on what [`read`] would
+/// refuse: no job, arrivals or durations above [`MAX_SECONDS`](crate::limits::MAX_SECONDS),
+/// more jobs or tasks than the limits allow.
 pub fn write(workload: &Workload) -> Result<String> {
+    if workload.jobs.is_empty() {
+        return Err(Error::Usage("the workload holds no jobs, and a trace needs at least one".into()));
+    }
+    let limits = crate::limits::current();
+    limits.check_jobs(workload.jobs.len() as u64, "jobs in the trace")?;
+    limits.check_tasks(workload.tasks() as u64, "tasks in the trace")?;
     let mut out = csv::WriterBuilder::new().from_writer(Vec::new());
     let io = |e: csv::Error| Error::Io(std::io::Error::other(e.to_string()));
     out.write_record(HEADER).map_err(io)?;
@@ -394,9 +402,7 @@ pub fn write(workload: &Workload) -> Result<String> {
         if seen.insert(&job.name, ()).is_some() {
             return Err(at("two jobs have this name; a trace needs unique job names".into()));
         }
-        if !job.arrival.is_finite() || job.arrival < 0.0 {
-            return Err(at(format!("arrival {} is not a finite number >= 0", job.arrival)));
-        }
+        crate::limits::check_seconds(job.arrival, &format!("job '{}'", job.name), "arrival")?;
         let dag = &job.dag;
         let mut slot = [None; RESOURCES.len()];
         for (i, r) in dag.resources.iter().enumerate() {
@@ -422,6 +428,20 @@ pub fn write(workload: &Workload) -> Result<String> {
                 )));
             }
             let tasks = &dag.tasks[stage.first as usize..(stage.first + stage.len) as usize];
+            if tasks.len() as u64 > MAX_TASKS_PER_STAGE {
+                return Err(at(format!(
+                    "stage '{}' has {} tasks; a trace holds at most {MAX_TASKS_PER_STAGE} per stage",
+                    stage.name,
+                    tasks.len()
+                )));
+            }
+            for t in tasks {
+                crate::limits::check_seconds(
+                    t.duration,
+                    &format!("job '{}', stage '{}'", job.name, stage.name),
+                    "task duration",
+                )?;
+            }
             let mut demand = [0.0f64; RESOURCES.len()];
             for t in tasks {
                 for (k, s) in slot.iter().enumerate() {
@@ -503,6 +523,23 @@ j0001,3.5,q1,scan,10,4,1,2,20,0,,
             Ok(_) => panic!("accepted"),
             Err(e) => e.to_string(),
         }
+    }
+
+    /// The writer refuses what the reader would: no job, an arrival or duration past 1e12 s.
+    #[test]
+    fn writes_only_what_it_reads_back() {
+        let mut w = read(SAMPLE).unwrap();
+        assert_eq!(
+            write(&Workload { jobs: vec![] }).unwrap_err().to_string(),
+            "the workload holds no jobs, and a trace needs at least one"
+        );
+        w.jobs[1].arrival = 2e12;
+        assert_eq!(
+            write(&w).unwrap_err().to_string(),
+            "job 'j0001': arrival 2000000000000 is above the largest accepted, 1e12 s"
+        );
+        w.jobs[1].arrival = 1e12;
+        assert_eq!(read(&write(&w).unwrap()).unwrap().jobs[1].arrival, 1e12);
     }
 
     #[test]

@@ -25,6 +25,9 @@ pub struct Entry {
     pub machine: i64,
     pub start: f64,
     pub end: f64,
+    /// priScore as a report states it (absent in hand-written files and in-memory schedules).
+    #[serde(default)]
+    pub priority: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -92,6 +95,15 @@ pub enum Violation {
         parent: String,
         child: String,
     },
+    /// A figure the file states (its makespan, bounds, ratio, ...) that its tasks, the DAG or
+    /// the cluster contradict: `stated` in the file, `actual` as `source` (a phrase ending in a
+    /// verb: "its tasks end at") says.
+    Stated {
+        field: String,
+        stated: String,
+        actual: String,
+        source: String,
+    },
 }
 
 impl fmt::Display for Violation {
@@ -126,6 +138,9 @@ impl fmt::Display for Violation {
             Violation::OrderMissing { id } => write!(f, "order leaves out task '{id}'"),
             Violation::OrderInverted { parent, child } => {
                 write!(f, "order ranks task '{child}' before its parent '{parent}'")
+            }
+            Violation::Stated { field, stated, actual, source } => {
+                write!(f, "{field} is {stated} in the file, but {source} {actual}")
             }
         }
     }
@@ -193,7 +208,13 @@ pub fn entries_of(dag: &Dag, schedule: &Schedule) -> Vec<Entry> {
     schedule
         .placements
         .iter()
-        .map(|p| Entry { id: dag.task_name(p.task), machine: p.machine as i64, start: p.start, end: p.end })
+        .map(|p| Entry {
+            id: dag.task_name(p.task),
+            machine: p.machine as i64,
+            start: p.start,
+            end: p.end,
+            priority: None,
+        })
         .collect()
 }
 
@@ -212,7 +233,13 @@ pub fn validate_schedule_on(
 ) -> Vec<Violation> {
     let copies: Vec<Entry> = copies
         .iter()
-        .map(|p| Entry { id: dag.task_name(p.task), machine: p.machine as i64, start: p.start, end: p.end })
+        .map(|p| Entry {
+            id: dag.task_name(p.task),
+            machine: p.machine as i64,
+            start: p.start,
+            end: p.end,
+            priority: None,
+        })
         .collect();
     validate_on(dag, cluster, net, &entries_of(dag, schedule), &copies)
 }

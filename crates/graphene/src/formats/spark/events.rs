@@ -10,7 +10,7 @@
 //! is corrupt. The one exception is the last line of an `.inprogress` log, which Spark itself may
 //! still be writing: it is dropped with a note, as the History Server does.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use serde::Deserialize;
 
@@ -163,12 +163,16 @@ pub struct AppLog {
     pub app_id: Option<String>,
     pub spark_version: Option<String>,
     pub start_ms: Option<i64>,
+    /// Where the application's start was read (file, line).
+    pub start_at: Option<(usize, usize)>,
     pub jobs: Vec<JobRecord>,
     /// Stage id -> the (job index) and stage attempts submitted, in submission order.
     pub submitted: BTreeMap<i64, Vec<(i64, i64)>>,
     pub attempts: Vec<Attempt>,
     pub profiles: HashMap<i64, Profile>,
     pub properties: HashMap<String, String>,
+    /// Where the Spark properties were read (file, line).
+    pub properties_at: Option<(usize, usize)>,
     /// `Total Cores` of the first executor added (local mode: the driver).
     pub first_executor_cores: Option<f64>,
     /// Events skipped because no DAG needs them, by name.
@@ -192,10 +196,11 @@ fn known_event(name: &str) -> bool {
 /// Reads every part of a log, in order.
 pub fn read(parts: &[LogPart]) -> Result<AppLog> {
     let mut log = AppLog { files: parts.iter().map(|p| p.path.display().to_string()).collect(), ..AppLog::default() };
-    let mut task_ids: HashMap<i64, (usize, usize)> = HashMap::new();
+    let mut seen = Seen::default();
     for (f, part) in parts.iter().enumerate() {
         let last = part.text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).map(|(i, _)| i).last();
         for (i, raw) in part.text.lines().enumerate() {
+            crate::deadline::poll()?;
             let line = raw.trim();
             if line.is_empty() {
                 continue;
@@ -234,7 +239,7 @@ pub fn read(parts: &[LogPart]) -> Result<AppLog> {
                     ),
                 )));
             }
-            log_event(&mut log, &event, parsed, at, &mut task_ids).map_err(fail)?;
+            log_event(&mut log, &event, parsed, at, &mut seen).map_err(fail)?;
         }
     }
     Ok(log)
@@ -244,21 +249,63 @@ fn need<T>(v: Option<T>, field: &str) -> Result<T> {
     v.ok_or_else(|| Error::field(field, "missing"))
 }
 
-fn log_event(
-    log: &mut AppLog,
-    event: &str,
-    l: Line,
-    at: (usize, usize),
-    task_ids: &mut HashMap<i64, (usize, usize)>,
-) -> Result<()> {
+/// A time in milliseconds since 1970, as Spark writes them: at least 0.
+fn time_ms(v: Option<i64>, field: &str) -> Result<i64> {
+    let v = need(v, field)?;
+    if v < 0 {
+        return Err(Error::field(field, format!("{v} is not a time (milliseconds since 1970, at least 0)")));
+    }
+    Ok(v)
+}
+
+/// A number of cores, cpus or MiB, which Spark keeps positive.
+fn positive(v: f64, field: &str) -> Result<f64> {
+    if !(v.is_finite() && v > 0.0) {
+        return Err(Error::field(field, format!("{v} is not a positive number")));
+    }
+    Ok(v)
+}
+
+/// What the reader keeps to look events up by id, so that each event costs the same however
+/// long the log is.
+#[derive(Default)]
+struct Seen {
+    /// Task id -> where it ended.
+    task_ids: HashMap<i64, (usize, usize)>,
+    /// Job id -> its index in `AppLog::jobs`.
+    jobs: HashMap<i64, usize>,
+    /// Stage id -> the jobs listing it, by index in start order; jobs that ended are dropped
+    /// from the front as submissions look for the earliest one still running.
+    listed_by: HashMap<i64, VecDeque<usize>>,
+    /// Stage id -> its first listing (job index, position in that job's `Stage Infos`).
+    first_listing: HashMap<i64, (usize, usize)>,
+}
+
+/// Parent ids as a set (Spark writes one stage's the same way each time; order is not meaning).
+fn same_parents(a: &[i64], b: &[i64]) -> bool {
+    if a == b {
+        return true;
+    }
+    let set = |v: &[i64]| {
+        let mut v = v.to_vec();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    set(a) == set(b)
+}
+
+fn log_event(log: &mut AppLog, event: &str, l: Line, at: (usize, usize), seen: &mut Seen) -> Result<()> {
     match event {
         "SparkListenerLogStart" => log.spark_version = l.spark_version,
         "SparkListenerApplicationStart" => {
             log.app_name = l.app_name;
             log.app_id = l.app_id;
-            log.start_ms = Some(need(l.timestamp, "Timestamp")?);
+            log.start_ms = Some(time_ms(l.timestamp, "Timestamp")?);
+            log.start_at = Some(at);
         }
         "SparkListenerEnvironmentUpdate" => {
+            log.properties_at = Some(at);
             // A map in every Spark release since 1.x; older logs wrote a list of pairs.
             match l.spark_properties {
                 Some(serde_json::Value::Object(m)) => {
@@ -284,27 +331,78 @@ fn log_event(
             let id = need(l.resource_profile_id, "Resource Profile Id")?;
             let ex = l.executor_requests.unwrap_or_default();
             let task = l.task_requests.unwrap_or_default();
+            let amount = |m: &HashMap<String, ResourceRequest>, key: &str, field: &str| {
+                m.get(key).map(|r| positive(r.amount, &format!("{field}.{key}.Amount"))).transpose()
+            };
             log.profiles.insert(
                 id,
                 Profile {
-                    executor_cores: ex.get("cores").map(|r| r.amount),
-                    executor_memory_mib: ex.get("memory").map(|r| r.amount),
-                    task_cpus: task.get("cpus").map(|r| r.amount),
+                    executor_cores: amount(&ex, "cores", "Executor Resource Requests")?,
+                    executor_memory_mib: amount(&ex, "memory", "Executor Resource Requests")?,
+                    task_cpus: amount(&task, "cpus", "Task Resource Requests")?,
                 },
             );
         }
         "SparkListenerExecutorAdded" => {
+            let cores = l.executor_info.and_then(|e| e.cores);
+            if let Some(c) = cores {
+                positive(c, "Executor Info.Total Cores")?;
+            }
             if log.first_executor_cores.is_none() {
-                log.first_executor_cores = l.executor_info.and_then(|e| e.cores);
+                log.first_executor_cores = cores;
             }
         }
         "SparkListenerJobStart" => {
             let id = need(l.job_id, "Job ID")?;
-            if let Some(prev) = log.jobs.iter().find(|j| j.id == id) {
+            if id < 0 {
+                return Err(Error::field("Job ID", format!("{id} is not a job id (Spark numbers jobs from 0)")));
+            }
+            if let Some(&prev) = seen.jobs.get(&id) {
+                let prev = &log.jobs[prev];
                 return Err(Error::field(
                     "Job ID",
                     format!("job {id} starts twice (first at {}:{})", log.files[prev.at.0], prev.at.1),
                 ));
+            }
+            let index = log.jobs.len();
+            crate::limits::current().check_jobs(index as u64 + 1, "jobs in the log")?;
+            let submitted_ms = time_ms(l.submission_time, "Submission Time")?;
+            let stages = need(l.stage_infos, "Stage Infos")?;
+            // A stage is one stage wherever it is listed (a later job lists the stages it
+            // reuses): the same parents and tasks every time.
+            for (k, s) in stages.iter().enumerate() {
+                let Some(&(j, k0)) = seen.first_listing.get(&s.id) else {
+                    seen.first_listing.insert(s.id, (index, k));
+                    seen.listed_by.entry(s.id).or_default().push_back(index);
+                    continue;
+                };
+                let (first, first_job) =
+                    if j == index { (&stages[k0], id) } else { (&log.jobs[j].stages[k0], log.jobs[j].id) };
+                let first_at = if j == index { at } else { log.jobs[j].at };
+                let first_at = format!("{}:{}", log.files[first_at.0], first_at.1);
+                if !same_parents(&first.parents, &s.parents) {
+                    return Err(Error::field(
+                        format!("Stage Infos: stage {} Parent IDs", s.id),
+                        format!(
+                            "{:?} here, but {:?} where job {first_job} listed it first (at {first_at}): \
+                             a stage's parents do not change",
+                            s.parents, first.parents
+                        ),
+                    ));
+                }
+                if first.tasks != s.tasks {
+                    return Err(Error::field(
+                        format!("Stage Infos: stage {} Number of Tasks", s.id),
+                        format!(
+                            "{} here, but {} where job {first_job} listed it first (at {first_at}): \
+                             a stage's task count does not change",
+                            s.tasks, first.tasks
+                        ),
+                    ));
+                }
+                if j != index {
+                    seen.listed_by.entry(s.id).or_default().push_back(index);
+                }
             }
             let pool = l
                 .properties
@@ -312,45 +410,39 @@ fn log_event(
                 .and_then(|p| p.get("spark.scheduler.pool"))
                 .and_then(|v| v.as_str())
                 .map(String::from);
-            log.jobs.push(JobRecord {
-                id,
-                submitted_ms: need(l.submission_time, "Submission Time")?,
-                stages: need(l.stage_infos, "Stage Infos")?,
-                succeeded: None,
-                ended_ms: None,
-                pool,
-                at,
-            });
+            seen.jobs.insert(id, index);
+            log.jobs.push(JobRecord { id, submitted_ms, stages, succeeded: None, ended_ms: None, pool, at });
         }
         "SparkListenerJobEnd" => {
             let id = need(l.job_id, "Job ID")?;
             let result = need(l.job_result, "Job Result")?.result;
-            let Some(job) = log.jobs.iter_mut().find(|j| j.id == id) else {
+            let Some(&index) = seen.jobs.get(&id) else {
                 return Err(Error::field("Job ID", format!("job {id} ends but never started")));
             };
+            let job = &mut log.jobs[index];
             job.succeeded = Some(result == "JobSucceeded");
             job.ended_ms = l.completion_time;
         }
         "SparkListenerStageSubmitted" => {
             let s = need(l.stage_info, "Stage Info")?;
             // The job that runs it: the earliest-started job still running that lists the stage.
-            let job = log
-                .jobs
-                .iter()
-                .filter(|j| j.succeeded.is_none() && j.stages.iter().any(|x| x.id == s.id))
-                .map(|j| j.id)
-                .next();
-            let Some(job) = job else {
+            let running = seen.listed_by.get_mut(&s.id).and_then(|jobs| {
+                while jobs.front().is_some_and(|&j| log.jobs[j].succeeded.is_some()) {
+                    jobs.pop_front();
+                }
+                jobs.front().copied()
+            });
+            let Some(job) = running else {
                 return Err(Error::field(
                     "Stage Info.Stage ID",
                     format!("stage {} is submitted, but no running job lists it in its Stage Infos", s.id),
                 ));
             };
-            log.submitted.entry(s.id).or_default().push((job, s.attempt));
+            log.submitted.entry(s.id).or_default().push((log.jobs[job].id, s.attempt));
         }
         "SparkListenerTaskEnd" => {
             let info = need(l.task_info, "Task Info")?;
-            if let Some(first) = task_ids.insert(info.id, at) {
+            if let Some(first) = seen.task_ids.insert(info.id, at) {
                 return Err(Error::field(
                     "Task Info.Task ID",
                     format!("duplicate task id {} (it already ended at {}:{})", info.id, log.files[first.0], first.1),

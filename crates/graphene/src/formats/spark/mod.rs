@@ -18,6 +18,12 @@
 //!   speculative race), the earlier finish counts.
 //! * Jobs that failed (`JobFailed`) or never ended (an unfinished log) are reported and left out.
 //!
+//! Nothing is changed to make a log fit: a stage is the same stage wherever it is listed (a later
+//! job lists the stages it reuses), so one listed again with other `Parent IDs` or `Number of
+//! Tasks` is refused; a job submitted before the application started is refused rather than
+//! moved to time 0; times below 0, cores and cpus that are not positive and job ids below 0 are
+//! refused with their line and field.
+//!
 //! # Demands (resources `cpu`, `mem`, `disk`, `net`)
 //!
 //! A Spark task holds `spark.task.cpus` cores (`Task Resource Requests`, 1 by default) of an
@@ -65,6 +71,14 @@ pub struct SparkReport {
     pub events_ignored: u64,
     /// An `.inprogress` log's cut-short last line was dropped.
     pub partial_line_dropped: bool,
+}
+
+impl SparkReport {
+    /// Whether anything was left out, merged or dropped (beyond the events no DAG needs).
+    pub fn says_more_than_jobs_read(&self) -> bool {
+        *self
+            != SparkReport { jobs_read: self.jobs_read, events_ignored: self.events_ignored, ..SparkReport::default() }
+    }
 }
 
 impl fmt::Display for SparkReport {
@@ -122,6 +136,15 @@ pub fn read(path: &Path) -> Result<SparkApp> {
     build(&log, &super::stem(path)).map_err(|e| e.in_file(path))
 }
 
+/// Reads a plain log file whose text was read already (to detect its format): as `read` does,
+/// errors name the file, and an `.inprogress` file's cut-short last line is dropped with a note.
+pub fn read_plain(path: &Path, text: String) -> Result<SparkApp> {
+    let in_progress = path.file_name().is_some_and(|n| n.to_string_lossy().ends_with(".inprogress"));
+    let part = open::LogPart { path: path.to_path_buf(), text, in_progress };
+    let log = events::read(std::slice::from_ref(&part))?;
+    build(&log, &super::stem(path)).map_err(|e| e.in_file(path))
+}
+
 /// Reads a log from text (one plain JSON-lines file), e.g. a request body.
 pub fn parse(text: &str, name: &str) -> Result<SparkApp> {
     let part = open::LogPart { path: name.into(), text: text.to_string(), in_progress: false };
@@ -151,14 +174,28 @@ fn mib(spec: &str) -> Option<f64> {
 fn demand(log: &AppLog, profile: i64) -> Result<ResVec> {
     let p = log.profiles.get(&profile).or_else(|| log.profiles.get(&0)).cloned().unwrap_or_default();
     let prop = |k: &str| log.properties.get(k).map(String::as_str);
+    // A property that is set is used as it is, or refused where it was read: never replaced.
+    let at = |e: Error| match log.properties_at {
+        Some((file, line)) => e.at_line(line).in_file(Path::new(log.file(file))),
+        None => e,
+    };
+    let number = |key: &str| -> Result<Option<f64>> {
+        let Some(v) = prop(key) else { return Ok(None) };
+        match v.trim().parse::<f64>() {
+            Ok(x) if x.is_finite() && x > 0.0 => Ok(Some(x)),
+            _ => Err(at(Error::field(format!("Spark Properties.{key}"), format!("'{v}' is not a positive number")))),
+        }
+    };
     let local = prop("spark.master").is_some_and(|m| m.starts_with("local"));
-    let task_cpus = p.task_cpus.or_else(|| prop("spark.task.cpus").and_then(|v| v.parse().ok())).unwrap_or(1.0);
-    let cores = log
-        .first_executor_cores
-        .or(p.executor_cores)
-        .or_else(|| prop("spark.executor.cores").and_then(|v| v.parse().ok()))
-        .unwrap_or(1.0)
-        .max(task_cpus);
+    let task_cpus = match p.task_cpus {
+        Some(c) => c,
+        None => number("spark.task.cpus")?.unwrap_or(1.0),
+    };
+    let cores = match log.first_executor_cores.or(p.executor_cores) {
+        Some(c) => c,
+        None => number("spark.executor.cores")?.unwrap_or(1.0),
+    }
+    .max(task_cpus);
     let memory = if local {
         prop("spark.driver.memory").map(|v| (v, "spark.driver.memory"))
     } else {
@@ -167,13 +204,10 @@ fn demand(log: &AppLog, profile: i64) -> Result<ResVec> {
     let mem_mib = match (local, p.executor_memory_mib, memory) {
         (false, Some(m), _) => m,
         (_, _, Some((v, key))) => {
-            mib(v).ok_or_else(|| Error::field(format!("Spark Properties.{key}"), format!("'{v}' is not a size")))?
+            mib(v).ok_or_else(|| at(Error::field(format!("Spark Properties.{key}"), format!("'{v}' is not a size"))))?
         }
         _ => 1024.0,
     };
-    if !(task_cpus.is_finite() && task_cpus > 0.0) {
-        return Err(Error::field("Task Resource Requests.cpus", format!("{task_cpus} is not a positive number")));
-    }
     let mut v = ResVec::ZERO;
     v.0[0] = task_cpus;
     v.0[1] = mem_mib / 1024.0 * task_cpus / cores;
@@ -219,6 +253,13 @@ fn build(log: &AppLog, stem: &str) -> Result<SparkApp> {
         by_stage.entry(stage).or_default().push((index, (finish - launch) as f64 / 1000.0));
     }
     report.stage_retries = log.submitted.values().map(|v| v.len().saturating_sub(1)).sum();
+    // (stage, job) for every stage a job ran.
+    let ran_by: HashSet<(i64, i64)> =
+        log.submitted.iter().flat_map(|(stage, v)| v.iter().map(move |(job, _)| (*stage, *job))).collect();
+    // A stage that several jobs ran is in each of their DAGs: count the tasks that makes before
+    // building them, so that a short log cannot make an unbounded number.
+    let limits = crate::limits::current();
+    let mut tasks_made = 0u64;
     let mut left_out = BTreeMap::new();
     let mut jobs = Vec::new();
     for job in &log.jobs {
@@ -238,7 +279,22 @@ fn build(log: &AppLog, stem: &str) -> Result<SparkApp> {
             }
         }
         let at = format!("{}:{}", log.file(job.at.0), job.at.1);
-        let ran = |id: i64| log.submitted.get(&id).is_some_and(|v| v.iter().any(|(j, _)| *j == job.id));
+        // Spark's clocks put every job after the application's start; a log that says otherwise
+        // is refused rather than have its times moved.
+        if job.submitted_ms < start {
+            let start_at = log.start_at.map(|(f, l)| format!(" (at {}:{l})", log.file(f))).unwrap_or_default();
+            return Err(Error::field(
+                format!("job {} (line {at}) Submission Time", job.id),
+                format!(
+                    "{} is before the application started, Timestamp {start}{start_at}: the log's times \
+                     are inconsistent",
+                    job.submitted_ms
+                ),
+            ));
+        }
+        let submitted = (job.submitted_ms - start) as f64 / 1000.0;
+        crate::limits::check_seconds(submitted, &format!("job {} (line {at}) Submission Time", job.id), "arrival")?;
+        let ran = |id: i64| ran_by.contains(&(id, job.id));
         let mut stages: Vec<&events::StageInfo> = job.stages.iter().collect();
         stages.sort_by_key(|s| s.id);
         stages.dedup_by_key(|s| s.id);
@@ -260,6 +316,8 @@ fn build(log: &AppLog, stem: &str) -> Result<SparkApp> {
                 Error::Field { field, message } => Error::field(format!("stage {}: {field}", s.id), message),
                 e => e,
             })?;
+            tasks_made += by_stage.get(&s.id).map_or(0, |t| t.len() as u64);
+            limits.check_tasks(tasks_made, "tasks of the log's jobs (a stage run by several jobs counts in each)")?;
             let mut tasks = by_stage.get(&s.id).cloned().unwrap_or_default();
             tasks.sort_by_key(|t| t.0);
             if let Some((index, _)) = tasks.iter().find(|(i, _)| *i >= s.tasks) {
@@ -298,12 +356,7 @@ fn build(log: &AppLog, stem: &str) -> Result<SparkApp> {
             Error::Field { field, message } => Error::field(format!("job {} (line {at}): {field}", job.id), message),
             e => e,
         })?;
-        jobs.push(SparkJob {
-            id: job.id,
-            submitted: (job.submitted_ms - start).max(0) as f64 / 1000.0,
-            queue: job.pool.clone().unwrap_or_else(|| "default".into()),
-            dag,
-        });
+        jobs.push(SparkJob { id: job.id, submitted, queue: job.pool.clone().unwrap_or_else(|| "default".into()), dag });
     }
     report.jobs_read = jobs.len();
     Ok(SparkApp { name, spark_version: log.spark_version.clone(), jobs, report, left_out })
@@ -318,7 +371,10 @@ impl SparkApp {
             }
             None => Ok(self.jobs.into_iter().map(|j| j.dag).collect()),
             Some(id) => {
-                let id = id as i64;
+                // Spark's job ids fit an i64 (an int, in fact); a larger one is in no log.
+                let Ok(id) = i64::try_from(id) else {
+                    return Err(Error::Usage(format!("the log has no Spark job {id} (job ids are 0 to {})", i64::MAX)));
+                };
                 if let Some(why) = self.left_out.get(&id) {
                     return Err(Error::Usage(format!("Spark job {id} is left out: {why}")));
                 }
@@ -348,6 +404,65 @@ impl SparkApp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn stage(id: usize, parents: &str) -> String {
+        format!(r#"{{"Stage ID":{id},"Number of Tasks":1,"Parent IDs":[{parents}]}}"#)
+    }
+
+    fn task_end(id: usize) -> String {
+        format!(
+            r#"{{"Event":"SparkListenerTaskEnd","Stage ID":{id},"Task End Reason":{{"Reason":"Success"}},"Task Info":{{"Task ID":{id},"Index":0,"Launch Time":{},"Finish Time":{}}}}}"#,
+            2000 + id,
+            2010 + id
+        )
+    }
+
+    const START: &str = r#"{"Event":"SparkListenerApplicationStart","App Name":"scale","Timestamp":1000}"#;
+
+    /// Each event costs the same however many jobs or stages came before it: these logs took
+    /// seconds when every job start and stage submission searched the jobs read so far.
+    #[test]
+    fn many_jobs_and_a_long_stage_chain_read_whole() {
+        let n = 20_000;
+        let mut lines = vec![START.to_string()];
+        for j in 0..n {
+            lines.push(format!(
+                r#"{{"Event":"SparkListenerJobStart","Job ID":{j},"Submission Time":{},"Stage Infos":[{}]}}"#,
+                2000 + j,
+                stage(j, "")
+            ));
+            lines.push(format!(r#"{{"Event":"SparkListenerStageSubmitted","Stage Info":{}}}"#, stage(j, "")));
+            lines.push(task_end(j));
+            lines.push(format!(
+                r#"{{"Event":"SparkListenerJobEnd","Job ID":{j},"Job Result":{{"Result":"JobSucceeded"}}}}"#
+            ));
+        }
+        let app = parse(&lines.join("\n"), "jobs").unwrap();
+        assert_eq!(app.report.jobs_read, n);
+        let last = app.jobs.last().unwrap();
+        assert_eq!((last.id, last.submitted, last.dag.tasks.len()), (n as i64 - 1, (1000 + n - 1) as f64 / 1000.0, 1));
+
+        let n = 40_000;
+        let parent = |i: usize| if i == 0 { String::new() } else { (i - 1).to_string() };
+        let infos: Vec<String> = (0..n).map(|i| stage(i, &parent(i))).collect();
+        let mut lines = vec![
+            START.to_string(),
+            format!(
+                r#"{{"Event":"SparkListenerJobStart","Job ID":0,"Submission Time":2000,"Stage Infos":[{}]}}"#,
+                infos.join(",")
+            ),
+        ];
+        for (i, info) in infos.iter().enumerate() {
+            lines.push(format!(r#"{{"Event":"SparkListenerStageSubmitted","Stage Info":{info}}}"#));
+            lines.push(task_end(i));
+        }
+        lines.push(r#"{"Event":"SparkListenerJobEnd","Job ID":0,"Job Result":{"Result":"JobSucceeded"}}"#.into());
+        let dag = parse(&lines.join("\n"), "chain").unwrap().dags(Some(0)).unwrap().remove(0);
+        assert_eq!((dag.stages.len(), dag.tasks.len()), (n, n));
+        assert!(dag.stages.iter().skip(1).all(|s| s.parents.len() == 1));
+        let path = crate::lowerbound::critical_path(&dag);
+        assert!((path - n as f64 * 0.01).abs() < 1e-6, "{path}");
+    }
 
     #[test]
     fn spark_sizes() {

@@ -22,7 +22,7 @@
 //! `trained.setting.decision: "task"`) the same network scores the same stages, but a decision
 //! places only the chosen stage's highest-rank ready task, and a candidate's rank feature is
 //! that task's rank: the policy can then interleave stages task by task, as RankUp-DEFT does.
-//! BENCHMARKS.md ("Session 15") measures what the coarser default costs: RankUp's own order at
+//! BENCHMARKS.md ("LACHESIS reproduction") measures what the coarser default costs: RankUp's own order at
 //! stage granularity ([`rank_rule`]) trails RankUp-DEFT by up to 0.6% at ccr 0.5 and not at
 //! ccr 5, and a per-task model fine-tuned there did worse than the stage models.
 //!
@@ -194,7 +194,7 @@ pub fn schedule(dag: &Dag, inst: &Instance, model: &Model) -> Plan {
 /// `decision` says. With [`Decision::Task`] this is RankUp-DEFT itself (the same task order,
 /// ties included); with [`Decision::Stage`] it is RankUp-DEFT coarsened to the granularity of
 /// the bundled model's decisions, so the two measure what that granularity alone costs a policy
-/// that orders as RankUp does (BENCHMARKS.md, "Session 15").
+/// that orders as RankUp does (BENCHMARKS.md, "LACHESIS reproduction").
 pub fn rank_rule(dag: &Dag, inst: &Instance, decision: Decision) -> Plan {
     let graph = Graph::new(dag, inst);
     let mut state = State::new(inst, &graph);

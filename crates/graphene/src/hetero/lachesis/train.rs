@@ -97,13 +97,37 @@ pub fn executors(speeds: &[f64], bandwidth: f64) -> ClusterSpec {
 
 /// One batch: `jobs` drawn uniformly with replacement from `dags` by `seed`, made one DAG with
 /// `ccr` x the parent stage's mean work on every task-to-task edge.
+/// Fails on more than `--limit-jobs` jobs, or more than `--limit-tasks` tasks in the batch
+/// (counted before anything is built).
 pub fn draw_batch(dags: &[Dag], jobs: usize, ccr: f64, seed: u64) -> Result<Dag> {
     if dags.is_empty() {
         return Err(Error::Usage("no DAGs to draw batches from".into()));
     }
+    let limits = crate::limits::current();
+    limits.check_jobs(jobs as u64, "jobs of a batch")?;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let picked: Vec<&Dag> = (0..jobs).map(|_| &dags[rng.gen_range(0..dags.len())]).collect();
+    let tasks = picked.iter().fold(0u64, |n, d| crate::limits::add(n, d.len() as u64));
+    limits.check_tasks(tasks, "tasks of a batch")?;
     batch::with_transfer_rule(&batch::union("batch", &picked)?, ccr)
+}
+
+/// Checks the held-out batches before any is drawn: `batches` of them, batch `i` of
+/// `jobs[i % jobs.len()]` jobs (of `jobs_max` when `jobs` is empty), all kept in memory, so
+/// their jobs together are held to `--limit-jobs`.
+pub fn check_held_out(batches: usize, jobs: &[usize], jobs_max: usize) -> Result<()> {
+    if jobs.contains(&0) {
+        return Err(Error::Usage("--eval-jobs takes job counts of at least 1".into()));
+    }
+    let total: u128 = if jobs.is_empty() {
+        batches as u128 * jobs_max as u128
+    } else {
+        let cycle: u128 = jobs.iter().map(|&j| j as u128).sum();
+        let partial: u128 = jobs[..batches % jobs.len()].iter().map(|&j| j as u128).sum();
+        (batches / jobs.len()) as u128 * cycle + partial
+    };
+    crate::limits::current()
+        .check_jobs(u64::try_from(total).unwrap_or(u64::MAX), "held-out jobs (--eval-batches x --eval-jobs)")
 }
 
 /// A batch ready to schedule: the DAG, its task-level view and RankUp-DEFT's makespan on it
@@ -172,12 +196,14 @@ pub struct Trained {
     pub stats: Vec<IterStats>,
 }
 
-fn check(cfg: &TrainConfig) -> Result<()> {
+/// Checks the settings before any work (the CLI runs it on its flags before reading a file).
+pub fn check(cfg: &TrainConfig) -> Result<()> {
     reinforce::check_common(cfg.rollouts, cfg.lr, cfg.entropy)?;
     let bad = |m: String| Err(Error::Usage(m));
     if cfg.jobs_min == 0 || cfg.jobs_max < cfg.jobs_min {
         return bad(format!("jobs per batch {}..{} must be a range of at least 1", cfg.jobs_min, cfg.jobs_max));
     }
+    crate::limits::current().check_jobs(cfg.jobs_max as u64, "--jobs-max (jobs of a batch)")?;
     if cfg.ccr.is_empty() || cfg.ccr.iter().any(|c| !(c.is_finite() && *c >= 0.0)) {
         return bad(format!("--ccr {:?} must be one or more finite numbers >= 0", cfg.ccr));
     }
@@ -218,7 +244,8 @@ pub fn train(
     }
     let mut model = init.clone();
     let mut adam = Adam::new(arch.len);
-    let mut stats = Vec::with_capacity(cfg.iterations + 1);
+    // Grown per iteration (not reserved: --iterations bounds time, not memory up front).
+    let mut stats = Vec::new();
     let mut best = Best::new();
     let scoring = eval_every > 0 && !eval.is_empty();
     if scoring {
@@ -345,7 +372,7 @@ mod tests {
     /// Twelve small jobs on six executors of LACHESIS speeds, transfers at ccr 1.
     fn setting() -> (Vec<Dag>, ClusterSpec, Network) {
         let dags: Vec<Dag> = (0..12).map(|i| job(&format!("job{i}"), 3 + i % 5, 100 + i as u64)).collect();
-        let spec = executors(&batch::lachesis_speeds(6, 1), 1.0);
+        let spec = executors(&batch::lachesis_speeds(6, 1).unwrap(), 1.0);
         let net = spec.network();
         (dags, spec, net)
     }

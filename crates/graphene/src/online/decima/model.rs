@@ -22,15 +22,45 @@ use serde::{Deserialize, Serialize};
 use super::features::{Scaling, F, J};
 use super::net::{Arch, D, H, LEVELS};
 use super::policy::Freed;
-use super::setting::Setting;
+use super::setting::{Difference, RunShape, Setting};
 use crate::error::{Error, Result};
 use crate::learn::file;
 
 pub const FORMAT: &str = "graphene-decima";
 pub const VERSION: u32 = 1;
 
-/// The model trained for this repository (see `crates/graphene/models/README.md` for the command and seed).
+/// The default model, trained for the TPC-H setting of the experiments (see
+/// `crates/graphene/models/README.md` for the command and seed).
 pub const BUNDLED: &str = include_str!("../../../models/decima-tpch.json");
+
+/// Every model bundled with the crate, by file name, the default first. A run without
+/// `--decima-model` gets the one whose recorded setting is closest to it ([`Model::closest`]):
+/// a model applied outside its setting can be several times worse (the TPC-H model on
+/// spark-sched-sim's one-slot workload), so the choice is made for the user.
+pub const BUNDLED_MODELS: &[(&str, &str)] = &[
+    ("decima-tpch.json", BUNDLED),
+    ("decima-sss.json", include_str!("../../../models/decima-sss.json")),
+    ("decima-sss-waves.json", include_str!("../../../models/decima-sss-waves.json")),
+    ("decima-sss-waves-sticky.json", include_str!("../../../models/decima-sss-waves-sticky.json")),
+    ("decima-sss-100g.json", include_str!("../../../models/decima-sss-100g.json")),
+    ("decima-sss-100g-waves.json", include_str!("../../../models/decima-sss-100g-waves.json")),
+    ("decima-sss-100g-waves-sticky.json", include_str!("../../../models/decima-sss-100g-waves-sticky.json")),
+];
+
+/// The bundled models' settings, parsed once per process (each file is about 100 KB).
+fn bundled_settings() -> &'static [(&'static str, Option<Setting>)] {
+    static SETTINGS: std::sync::OnceLock<Vec<(&'static str, Option<Setting>)>> = std::sync::OnceLock::new();
+    SETTINGS.get_or_init(|| {
+        BUNDLED_MODELS
+            .iter()
+            .map(|(name, text)| {
+                // A unit test parses every bundled file; a broken one would be a build defect.
+                let setting = Model::parse(text).ok().and_then(|m| m.setting().ok().flatten());
+                (*name, setting)
+            })
+            .collect()
+    })
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct ArchInfo {
@@ -84,6 +114,36 @@ impl Model {
     /// The model bundled with the crate.
     pub fn bundled() -> Result<Model> {
         Model::parse(BUNDLED).map_err(|e| e.in_file(Path::new("crates/graphene/models/decima-tpch.json")))
+    }
+
+    /// The bundled model called `name` (a file name of [`BUNDLED_MODELS`]).
+    pub fn bundled_named(name: &str) -> Result<Model> {
+        let (name, text) = BUNDLED_MODELS.iter().find(|(n, _)| *n == name).ok_or_else(|| {
+            let known: Vec<&str> = BUNDLED_MODELS.iter().map(|(n, _)| *n).collect();
+            Error::Usage(format!("no bundled decima model '{name}' (bundled: {})", known.join(", ")))
+        })?;
+        Model::parse(text).map_err(|e| e.in_file(Path::new(&format!("crates/graphene/models/{name}"))))
+    }
+
+    /// The name of the bundled model whose recorded setting is closest to `run`, and how it
+    /// differs. Closest means, in this order: the fewest differences in what a machine is
+    /// (capacity, overbooked resources, speeds: the features a model reads are scaled by
+    /// them), then in how durations are drawn (waves, moving delay), then the fewest
+    /// differences of any kind (the default model on a tie, then the list's order).
+    pub fn closest(run: &RunShape) -> (&'static str, Vec<Difference>) {
+        let key = |diffs: &[Difference]| {
+            let count = |fields: &[&str]| diffs.iter().filter(|d| fields.contains(&d.field)).count();
+            (count(&["capacity", "overbooked resources", "speeds"]), count(&["durations", "moving delay"]), diffs.len())
+        };
+        let mut best: Option<(&'static str, Vec<Difference>)> = None;
+        for (name, setting) in bundled_settings() {
+            let Some(setting) = setting else { continue };
+            let diffs = setting.differences(run);
+            if best.as_ref().is_none_or(|(_, b)| key(&diffs) < key(b)) {
+                best = Some((name, diffs));
+            }
+        }
+        best.unwrap_or((BUNDLED_MODELS[0].0, Vec::new()))
     }
 
     /// The setting the model was trained for; None when the file records none (older files).
@@ -230,6 +290,28 @@ mod tests {
         let m = Model { trained: serde_json::json!({"setting": {"machines": 10}}), ..Model::init(2) };
         let e = Model::parse(&m.to_json()).unwrap_err().to_string();
         assert!(e.contains("trained.setting"), "{e}");
+    }
+
+    /// Every bundled model parses and records its setting, and for a run of exactly that
+    /// setting it is the one picked, so no run is steered to a model trained for another.
+    #[test]
+    fn each_bundled_model_is_the_closest_for_its_own_setting() {
+        for (name, _) in BUNDLED_MODELS {
+            let s = Model::bundled_named(name).unwrap().setting().unwrap().expect("a setting");
+            let own = RunShape {
+                machines: s.machines.clone(),
+                overbook: s.overbook.clone(),
+                speeds: s.speeds.clone(),
+                heartbeat: s.heartbeat,
+                jobs: s.jobs,
+                mean_gap: Some(s.arrival.poisson_mean),
+                load: s.arrival.load,
+                waves: s.waves.as_ref().map(|w| w.moving_delay),
+                sticky: s.sticky,
+            };
+            assert_eq!(Model::closest(&own), (*name, vec![]), "{name}");
+        }
+        assert!(Model::bundled_named("nope.json").unwrap_err().to_string().contains("bundled: decima-tpch.json"));
     }
 
     #[test]

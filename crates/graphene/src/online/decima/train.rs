@@ -210,6 +210,7 @@ pub fn held_out(
     seeds: &[u64],
     waves: Option<&TrainWaves>,
 ) -> Result<Vec<HeldOut>> {
+    check_held_out(seeds.len(), jobs)?;
     seeds
         .iter()
         .map(|&s| {
@@ -284,10 +285,24 @@ fn check(cfg: &TrainConfig) -> Result<()> {
     if cfg.max_jobs == 0 {
         return bad("--jobs must be at least 1 (jobs per episode)".into());
     }
+    crate::limits::current().check_jobs(cfg.max_jobs as u64, "--jobs (jobs per episode)")?;
     if !(cfg.heartbeat.is_finite() && cfg.heartbeat > 0.0) {
         return bad(format!("--heartbeat {} must be a finite number > 0", cfg.heartbeat));
     }
+    crate::limits::check_seconds(cfg.heartbeat, "--heartbeat", "heartbeat")?;
+    crate::limits::check_seconds(cfg.episode_start, "--episode-start", "mean episode length")?;
+    crate::limits::check_seconds(cfg.episode_max, "--episode-max", "mean episode length")?;
     Ok(())
+}
+
+/// Checks the held-out workloads before any is drawn: `traces` workloads of `jobs` jobs each
+/// (at least 1), all kept in memory, so their jobs together are held to `--limit-jobs`.
+pub fn check_held_out(traces: usize, jobs: usize) -> Result<()> {
+    if jobs == 0 {
+        return Err(Error::Usage("--eval-jobs must be at least 1 (jobs per held-out workload)".into()));
+    }
+    let total = (traces as u128 * jobs as u128).min(u64::MAX as u128) as u64;
+    crate::limits::current().check_jobs(total, "held-out jobs (--eval-traces x --eval-jobs)")
 }
 
 /// Greedy mean JCT of `model` over `workloads` (every job of every workload).
@@ -399,7 +414,8 @@ pub fn train_with(
     let mut model = init.clone();
     let mut adam = Adam::new(arch.len);
     let sim_cfg = SimConfig { heartbeat: cfg.heartbeat, ..SimConfig::default() };
-    let mut stats = Vec::with_capacity(cfg.iterations + 1);
+    // Grown per iteration (not reserved: --iterations bounds time, not memory up front).
+    let mut stats = Vec::new();
     // Model selection on held-out workloads (NaN, no job finished, never wins).
     let mut best = Best::new();
     if eval_every > 0 && !eval.is_empty() {
@@ -435,23 +451,25 @@ pub fn train_with(
             Some(t) => SimConfig { waves: Some(t.for_workload(&w, &drawn)?), seed: seq_seed, ..sim_cfg.clone() },
         };
         let beta = reinforce::entropy_weight(cfg.entropy, it, cfg.iterations);
-        let runs: Vec<Result<(Vec<Step>, SimResult)>> = (0..cfg.rollouts)
+        // Each rollout keeps its decisions and the occupancy its replay gives, not the replay
+        // itself (every task run): that is all the step needs.
+        let runs: Vec<Result<(Vec<Step>, Occupancy)>> = (0..cfg.rollouts)
             .into_par_iter()
             .map(|r| {
                 let p = Decima::sampling(&model, mix(seq_seed, r as u64 + 1));
                 let (mut p, res) = kept_if(p, cfg.sticky, |p| sim::run_until(&w, cluster, p, &ep_cfg, tau));
-                Ok((p.steps.take().unwrap_or_default(), res?))
+                Ok((p.steps.take().unwrap_or_default(), Occupancy::new(&res?, tau)))
             })
             .collect();
-        let runs: Vec<(Vec<Step>, SimResult)> = runs.into_iter().collect::<Result<_>>()?;
-        let occ: Vec<Occupancy> = runs.iter().map(|(_, r)| Occupancy::new(r, tau)).collect();
+        let (runs, occ): (Vec<Vec<Step>>, Vec<Occupancy>) =
+            runs.into_iter().collect::<Result<Vec<_>>>()?.into_iter().unzip();
         let k = cfg.rollouts as f64;
         let baseline = |t: f64| occ.iter().map(|o| o.to_go(t)).sum::<f64>() / k;
         // Advantage = (−to_go) − (−baseline).
         let advs: Vec<Vec<f64>> = runs
             .iter()
             .zip(&occ)
-            .map(|((steps, _), o)| steps.iter().map(|s| baseline(s.time) - o.to_go(s.time)).collect())
+            .map(|(steps, o)| steps.iter().map(|s| baseline(s.time) - o.to_go(s.time)).collect())
             .collect();
         let all: Vec<f64> = advs.iter().flatten().copied().collect();
         let n = all.len();
@@ -464,7 +482,7 @@ pub fn train_with(
             let grads: Vec<Vec<f64>> = runs
                 .par_iter()
                 .zip(advs.par_iter())
-                .map(|((steps, _), adv)| {
+                .map(|(steps, adv)| {
                     let mut g = vec![0.0; arch.len];
                     for (s, a) in steps.iter().zip(adv) {
                         net::accumulate_grad(&arch, params, &s.obs, s.stage, s.level, a / sd, beta, &mut g);

@@ -26,7 +26,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
-from . import Cluster, Dag, Schedule, UsageError, _opts, _native, _src, build_schedule, read_cluster, read_dag, validate
+try:
+    import distributed  # noqa: F401 - only to say which extra is missing
+except ImportError as e:
+    raise ImportError(
+        f"graphene_sched.dask needs dask[distributed] ({e.name or e} is missing): pip install 'graphene-sched[dask]'",
+        name=e.name,
+    ) from e
+
+from . import Cluster, Dag, Schedule, UsageError, _number, _tname, build_schedule, read_cluster, read_dag, validate
 
 __all__ = ["execute", "Execution", "expand", "local_cluster"]
 
@@ -35,6 +43,8 @@ _runs = itertools.count()
 
 @dataclass
 class Task:
+    """One task of an expanded DAG: id ``stage[i]``, duration, demands and parent task ids."""
+
     id: str
     stage: str
     index: int
@@ -45,9 +55,12 @@ class Task:
 
 def expand(dag: Dag) -> List[Task]:
     """The tasks of a DAG in graphene's layout, ids ``stage[i]``, with their parents."""
+    if not isinstance(dag, Dag):
+        raise UsageError(f"dag: expected a graphene_sched.Dag (read_dag reads one), not {_tname(dag)}")
     tasks: List[Task] = []
     by_stage: Dict[str, List[str]] = {}
     for s in dag.stages:
+        specs: List[Dict[str, Any]]
         if isinstance(s.tasks, int):
             specs = [{} for _ in range(s.tasks)]
         else:
@@ -88,10 +101,11 @@ class Execution:
     annotations: Dict[str, Any] = field(repr=False, default_factory=dict)
 
     def schedule(self) -> Dict[str, Any]:
-        """The realized schedule in the schedule file's layout (for graphene.validate)."""
+        """The realized schedule in the schedule file's layout (for graphene_sched.validate)."""
         return {"dag": self.dag, "scheduler": f"dask/{self.order or 'default'}", "makespan": self.makespan, "tasks": self.tasks}
 
     def to_pandas(self) -> Any:
+        """The realized tasks as a pandas DataFrame (needs ``[pandas]``)."""
         from . import _pandas  # noqa: PLC0415
 
         return _pandas().DataFrame(self.tasks)
@@ -120,6 +134,8 @@ def local_cluster(cluster: Cluster, hard: List[str], processes: bool = False) ->
     workers are alike): use a client of your own cluster for those."""
     from distributed import LocalCluster  # noqa: PLC0415
 
+    if not isinstance(cluster, Cluster):
+        raise UsageError(f"cluster: expected a graphene_sched.Cluster (read_cluster reads one), not {_tname(cluster)}")
     caps = {json.dumps(m.capacity, sort_keys=True) for m in cluster.machines}
     if len(caps) != 1:
         raise UsageError("a LocalCluster's workers are alike; give a client for a cluster of different machines")
@@ -148,16 +164,25 @@ def execute(
     """Runs ``dag`` on Dask and returns the realized, validated schedule.
 
     ``schedule``: None or ``"graphene"`` (graphene's order), another offline scheduler's name
-    (``"cp"``, ``"tetris"``, ...), a :class:`graphene.Schedule`, or ``False`` (no priorities:
-    Dask's order). ``client``: a ``distributed.Client``, an address string, or None (a
+    (``"cp"``, ``"tetris"``, ...), a :class:`graphene_sched.Schedule`, or ``False`` (no priorities:
+    Dask's order; True is graphene's). ``client``: a ``distributed.Client``, an address string, or None (a
     LocalCluster sized like ``cluster`` is started and closed). Other keyword options are
-    :func:`graphene.build_schedule`'s (input and cluster options)."""
+    :func:`graphene_sched.build_schedule`'s (input and cluster options)."""
     from distributed import Client, wait  # noqa: PLC0415
 
-    if not (time_scale > 0):
-        raise UsageError(f"time_scale {time_scale} must be > 0")
+    time_scale = _number("time_scale", time_scale)
+    if not (0 < time_scale < float("inf")):
+        raise UsageError(f"time_scale: {time_scale} must be a finite number > 0")
     if isinstance(payload, str) and payload not in ("sleep", "cpu-burn"):
         raise UsageError(f"payload '{payload}' must be sleep, cpu-burn or a callable")
+    if not (isinstance(payload, (str, Mapping)) or callable(payload)):
+        raise UsageError(f"payload: expected sleep, cpu-burn, a callable or a dict of them, not {_tname(payload)}")
+    if not (schedule is None or isinstance(schedule, (bool, str, Schedule))):
+        raise UsageError(f"schedule: expected a scheduler's name, a graphene_sched.Schedule or False, not {_tname(schedule)}")
+    if not (client is None or isinstance(client, str) or hasattr(client, "submit")):
+        raise UsageError(f"client: expected a distributed.Client, an address or None, not {_tname(client)}")
+    if processes is not None and not isinstance(processes, bool):
+        raise UsageError(f"processes: expected True, False or None, not {_tname(processes)}")
     load_keys = {"format", "query", "executors", "demands", "seed"}
     load_opts = {k: v for k, v in opts.items() if k in load_keys}
     cluster_keys = {"machines", "capacity", "no_overbook"}
@@ -175,7 +200,7 @@ def execute(
     elif isinstance(schedule, Schedule):
         order_name, sched = schedule.scheduler, schedule
     else:
-        order_name = schedule or "graphene"
+        order_name = schedule if isinstance(schedule, str) and schedule else "graphene"
         sched = build_schedule(g, spec, order_name, **{k: v for k, v in opts.items() if k not in load_keys | cluster_keys})
     priorities: Dict[str, int] = {}
     if sched is not None:

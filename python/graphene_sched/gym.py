@@ -8,7 +8,9 @@ Action
     ``info["invalid_actions"]`` counts it) and limit level ``k`` in 0..19: the job may hold
     up to (k + 1) / 20 of the cluster (dominant share), 19 is unlimited. Tasks of the stage
     start lowest id first while they fit the machine and the job is under its limit (at least
-    one); the stage keeps the job's freed resources later, as Decima's executors do.
+    one); the stage keeps the job's freed resources later, as Decima's executors do. An
+    action outside the action space (a stage past ``max_nodes - 1``, a limit past 19, a
+    negative or non-integer value) raises :class:`graphene_sched.UsageError` naming it.
 
 Observation (padded to fixed bounds; masks say what is real)
     ``nodes`` (max_nodes, 8) per-stage features (tasks left, mean duration, running, remaining
@@ -29,13 +31,19 @@ Determinism
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-import gymnasium
-import numpy as np
-from gymnasium import spaces
+try:
+    import gymnasium
+    import numpy as np
+    from gymnasium import spaces
+except ImportError as e:
+    raise ImportError(
+        f"graphene_sched.gym needs gymnasium and numpy ({e.name or e} is missing): pip install 'graphene-sched[gym]'",
+        name=e.name,
+    ) from e
 
-from . import PathLike, _native, _opts, _src
+from . import PathLike, _index, _tname, _core, _number, _opts, _src, _srcs
 
 __all__ = ["ClusterEnv", "make_vec", "reference_agent", "run_agent"]
 
@@ -43,7 +51,7 @@ __all__ = ["ClusterEnv", "make_vec", "reference_agent", "run_agent"]
 class ClusterEnv(gymnasium.Env):
     """``ClusterEnv(trace)`` replays one trace every episode; ``ClusterEnv(dags=[...], jobs=50,
     arrival="poisson:10", load=0.8)`` draws a workload per episode from the seed of
-    ``reset``. ``cluster`` and keyword options are :func:`graphene.replay`'s. ``reference``
+    ``reset``. ``cluster`` and keyword options are :func:`graphene_sched.replay`'s. ``reference``
     names a built-in online policy whose action at each decision is reported in
     ``info["reference_action"]`` (see :func:`reference_agent`). ``time_limit`` ends episodes at
     that simulated time (truncated). With a trace, ``waves`` (the ``gen-trace --waves-out``
@@ -82,9 +90,12 @@ class ClusterEnv(gymnasium.Env):
         if moving_delay is not None:
             opts["moving_delay"] = moving_delay
         o = _opts(cluster, opts)
-        self._env = _native.Env(
+        bound = {k: None if v is None else _index(k, v, 1) for k, v in (("max_nodes", max_nodes), ("max_edges", max_edges))}
+        self.reward_scale = _number("reward_scale", reward_scale)
+        self.default_seed = _index("seed", seed)
+        self._env = _core.Env(
             None if trace is None else _src(trace, "trace"),
-            None if dags is None else [_src(d) for d in (dags if isinstance(dags, (list, tuple)) else [dags])],
+            None if dags is None else _srcs(dags, "dags"),
             jobs,
             arrival,
             queues,
@@ -94,13 +105,11 @@ class ClusterEnv(gymnasium.Env):
             o,
         )
         n, e, j = self._env.bounds()
-        self.max_nodes = max(1, max_nodes or n)
-        self.max_edges = max(1, max_edges or e)
+        self.max_nodes = bound["max_nodes"] or max(1, n)
+        self.max_edges = bound["max_edges"] or max(1, e)
         self.max_jobs = max(1, j)
-        self.reward_scale = float(reward_scale)
-        self.default_seed = int(seed)
         self.reference = reference
-        F, J = _native.Env.node_features, _native.Env.job_features
+        F, J = _core.Env.node_features, _core.Env.job_features
         self.observation_space = spaces.Dict(
             {
                 "nodes": spaces.Box(0.0, np.finfo(np.float32).max, (self.max_nodes, F), np.float32),
@@ -113,7 +122,7 @@ class ClusterEnv(gymnasium.Env):
             }
         )
         self.action_space = spaces.Dict(
-            {"stage": spaces.Discrete(self.max_nodes), "limit": spaces.Discrete(_native.Env.limit_levels)}
+            {"stage": spaces.Discrete(self.max_nodes), "limit": spaces.Discrete(_core.Env.limit_levels)}
         )
         self._last: Optional[Dict[str, Any]] = None
         self._resets = 0
@@ -122,7 +131,7 @@ class ClusterEnv(gymnasium.Env):
     # -----------------------------------------------------------------------------------------
 
     def _obs(self, d: Dict[str, Any]) -> Dict[str, np.ndarray]:
-        F, J = _native.Env.node_features, _native.Env.job_features
+        F, J = _core.Env.node_features, _core.Env.job_features
         nodes = np.zeros((self.max_nodes, F), np.float32)
         node_mask = np.zeros(self.max_nodes, np.int8)
         action_mask = np.zeros(self.max_nodes, np.int8)
@@ -133,7 +142,7 @@ class ClusterEnv(gymnasium.Env):
         if not d["done"]:
             n, m, k = d["n_nodes"], d["n_edges"], d["n_jobs"]
             if n > self.max_nodes or m > self.max_edges or k > self.max_jobs:
-                raise _native.UsageError(
+                raise _core.UsageError(
                     f"the observation has {n} nodes, {m} edges and {k} jobs, over the bounds "
                     f"({self.max_nodes}, {self.max_edges}, {self.max_jobs}); raise max_nodes / max_edges"
                 )
@@ -183,35 +192,55 @@ class ClusterEnv(gymnasium.Env):
     # -----------------------------------------------------------------------------------------
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None) -> Tuple[Dict[str, np.ndarray], Dict[str, Any]]:
+        """Starts an episode: the same ``seed`` (0 to 2**64 - 1) gives the same workload and
+        episode. Returns the first observation and info (``candidates``, ``machine``, ...)."""
+        if seed is not None:
+            seed = _index("seed", seed)
         super().reset(seed=seed)
         if seed is None:
             # The first reset uses the constructor's seed; later ones draw from the env's RNG,
             # itself seeded by the last explicit seed: every episode follows from the seeds.
             s = self.default_seed if self._resets == 0 else int(self.np_random.integers(0, 2**63 - 1))
         else:
-            s = int(seed)
+            s = seed
         self._resets += 1
         d = self._env.reset(s)
         self._last = d
         return self._obs(d), self._info(d)
 
     def step(self, action: Any) -> Tuple[Dict[str, np.ndarray], float, bool, bool, Dict[str, Any]]:
+        """Applies ``{"stage": i, "limit": k}`` (or the pair ``(i, k)``) and runs to the next
+        decision: (observation, reward, terminated, truncated, info)."""
         if self._last is None:
-            raise _native.UsageError("call reset() before step()")
+            raise _core.UsageError("call reset() before step()")
         if self._last["done"]:
             # The episode ended before any decision (nothing ever needed one).
             d = self._last
         else:
-            if isinstance(action, dict):
-                node, level = int(action["stage"]), int(action["limit"])
-            else:
-                node, level = (int(x) for x in action)
-            d = self._env.step(max(node, 0), max(level, 0))
+            node, level = self._action(action)
+            d = self._env.step(node, level)
         self._last = d
         reward = -float(d["job_seconds"]) * self.reward_scale
         terminated = bool(d["done"] and d.get("complete", False))
         truncated = bool(d["done"] and not d.get("complete", False))
         return self._obs(d), reward, terminated, truncated, self._info(d)
+
+    def _action(self, action: Any) -> Tuple[int, int]:
+        """An action in the action space as (node, level); anything else raises UsageError."""
+        if isinstance(action, Mapping):
+            if "stage" not in action or "limit" not in action:
+                raise _core.UsageError(f"action: expected {{'stage': i, 'limit': k}}, got the keys {sorted(map(str, action))}")
+            stage, limit = action["stage"], action["limit"]
+        else:
+            try:
+                stage, limit = action
+            except (TypeError, ValueError):
+                raise _core.UsageError(f"action: expected {{'stage': i, 'limit': k}} or a pair, not {_tname(action)}") from None
+        levels = _core.Env.limit_levels
+        return (
+            _index("action['stage']", stage, 0, self.max_nodes - 1),
+            _index("action['limit']", limit, 0, levels - 1),
+        )
 
     # -----------------------------------------------------------------------------------------
 
@@ -220,22 +249,25 @@ class ClusterEnv(gymnasium.Env):
         simulator, run through by the policy itself)."""
         return list(self._env.baseline(scheduler))
 
-    def workload(self) -> "Any":
-        """This episode's workload as a :class:`graphene.Trace`."""
+    def workload(self) -> Any:
+        """This episode's workload as a :class:`graphene_sched.Trace`."""
         from . import Trace  # noqa: PLC0415
 
         return Trace(self._env.workload_csv(), "episode")
 
     @property
     def machines(self) -> int:
+        """The cluster's machine count."""
         return int(self._env.machines)
 
 
 def reference_agent(env: ClusterEnv) -> Callable[[Dict[str, np.ndarray], Dict[str, Any]], Dict[str, int]]:
     """The env's reference policy as an agent: ``agent(obs, info) -> action``. The env must be
     made with ``reference="graphene"`` (or tetris, decima, cs, ...)."""
+    if not isinstance(env, ClusterEnv):
+        raise _core.UsageError(f"env: expected a graphene_sched.gym.ClusterEnv, not {_tname(env)}")
     if env.reference is None:
-        raise _native.UsageError("make the env with reference='<policy>' to use its actions")
+        raise _core.UsageError("make the env with reference='<policy>' to use its actions")
 
     def act(obs: Dict[str, np.ndarray], info: Dict[str, Any]) -> Dict[str, int]:
         return info["reference_action"]
@@ -245,6 +277,10 @@ def reference_agent(env: ClusterEnv) -> Callable[[Dict[str, np.ndarray], Dict[st
 
 def run_agent(env: ClusterEnv, agent: Callable[[Dict[str, np.ndarray], Dict[str, Any]], Any], seed: Optional[int] = None) -> Dict[str, Any]:
     """Plays one episode; returns the total reward, the steps and the final info (JCTs)."""
+    if not isinstance(env, ClusterEnv):
+        raise _core.UsageError(f"env: expected a graphene_sched.gym.ClusterEnv, not {_tname(env)}")
+    if not callable(agent):
+        raise _core.UsageError(f"agent: expected a callable agent(obs, info) -> action, not {_tname(agent)}")
     obs, info = env.reset(seed=seed)
     total, steps = 0.0, 0
     while True:
@@ -258,12 +294,12 @@ def run_agent(env: ClusterEnv, agent: Callable[[Dict[str, np.ndarray], Dict[str,
 def make_vec(num_envs: int, vectorization: str = "async", **kwargs: Any) -> Any:
     """``num_envs`` copies of :class:`ClusterEnv` (same arguments) as a Gymnasium vector env:
     ``"async"`` runs each in its own process (parallel rollouts), ``"sync"`` in this one."""
-    fns = [lambda: ClusterEnv(**kwargs) for _ in range(num_envs)]
+    fns = [lambda: ClusterEnv(**kwargs) for _ in range(_index("num_envs", num_envs, 1))]
     if vectorization == "async":
         return gymnasium.vector.AsyncVectorEnv(fns, context="spawn" if os.name == "nt" else None)
     if vectorization == "sync":
         return gymnasium.vector.SyncVectorEnv(fns)
-    raise _native.UsageError(f"vectorization '{vectorization}' must be async or sync")
+    raise _core.UsageError(f"vectorization '{vectorization}' must be async or sync")
 
 
-gymnasium.register(id="graphene/Cluster-v0", entry_point="graphene.gym:ClusterEnv", disable_env_checker=True)
+gymnasium.register(id="graphene/Cluster-v0", entry_point="graphene_sched.gym:ClusterEnv", disable_env_checker=True)
