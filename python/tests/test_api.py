@@ -197,8 +197,8 @@ def test_hostile_task_graphs_raise_the_clis_message(cli, tmp_path):
     n = 100_000
     names = lambda p: " ".join(f"{p}{i}" for i in range(8000))
     cases = [
-        ("deep.dax", "<adag>" + "<a>" * n + "</a>" * n + "</adag>", graphene.ParseError),
-        ("product.dot", f"digraph {{\n node [runtime=1]\n {{{names('a')}}} -> {{{names('b')}}}\n}}\n", graphene.TooLargeError),
+        ("deep.dax", "<adag>" + "<a>" * n + "</a>" * n + "</adag>", graphene_sched.ParseError),
+        ("product.dot", f"digraph {{\n node [runtime=1]\n {{{names('a')}}} -> {{{names('b')}}}\n}}\n", graphene_sched.TooLargeError),
     ]
     for name, text, cls in cases:
         path = tmp_path / name
@@ -206,7 +206,7 @@ def test_hostile_task_graphs_raise_the_clis_message(cli, tmp_path):
         r = cli("lower-bound", str(path), check=False)
         assert r.returncode == 1, name
         with pytest.raises(cls) as e:
-            graphene.read_dags(str(path))
+            graphene_sched.read_dags(str(path))
         assert str(e.value) == cli_error(r)
 
 
