@@ -109,14 +109,22 @@ impl Arg for PathBuf {
     }
 }
 
+/// The items of a list or tuple; None for anything else (a string is one value, not a list of
+/// characters).
+fn sequence<'py>(v: &Bound<'py, PyAny>) -> Option<Vec<Bound<'py, PyAny>>> {
+    if let Ok(l) = v.downcast::<PyList>() {
+        Some(l.iter().collect())
+    } else if let Ok(t) = v.downcast::<PyTuple>() {
+        Some(t.iter().collect())
+    } else {
+        None
+    }
+}
+
 /// A list or tuple of values (a string is one value, not a list of characters).
 impl<T: Arg> Arg for Vec<T> {
     fn arg(what: &str, v: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let items: Vec<Bound<'_, PyAny>> = if let Ok(l) = v.downcast::<PyList>() {
-            l.iter().collect()
-        } else if let Ok(t) = v.downcast::<PyTuple>() {
-            t.iter().collect()
-        } else {
+        let Some(items) = sequence(v) else {
             return Err(usage(format!("{what}: expected a list, not {}", type_name(v))));
         };
         items.iter().enumerate().map(|(i, x)| T::arg(&format!("{what}[{i}]"), x)).collect()
@@ -162,11 +170,7 @@ pub(crate) fn source(what: &str, name: &str, obj: &Bound<'_, PyAny>) -> PyResult
 
 /// A list of inputs, each named `what[i]` in errors and `name` as text.
 pub(crate) fn sources(what: &str, name: &str, obj: &Bound<'_, PyAny>) -> PyResult<Vec<Source>> {
-    let items: Vec<Bound<'_, PyAny>> = if let Ok(l) = obj.downcast::<PyList>() {
-        l.iter().collect()
-    } else if let Ok(t) = obj.downcast::<PyTuple>() {
-        t.iter().collect()
-    } else {
+    let Some(items) = sequence(obj) else {
         return Err(usage(format!("{what}: expected a list of inputs, not {}", type_name(obj))));
     };
     items.iter().enumerate().map(|(i, x)| source(&format!("{what}[{i}]"), name, x)).collect()

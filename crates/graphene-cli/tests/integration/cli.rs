@@ -6,11 +6,7 @@ use std::collections::HashMap;
 use graphene::{lowerbound, Scheduler};
 use serde_json::Value;
 
-use crate::util::{geq, load_dag, makespan_of, repo, run, scheduler, tempdir, Run};
-
-fn example() -> String {
-    repo("traces/example.json").display().to_string()
-}
+use crate::util::{example, geq, load_dag, makespan_of, repo, run, scheduler, tempdir, Run};
 
 fn motivating() -> String {
     repo("traces/motivating.json").display().to_string()

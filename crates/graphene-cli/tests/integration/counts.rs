@@ -2,24 +2,7 @@
 //! any work (a refusal names the flag, the value, the limit and how to raise it), and what a
 //! command generates is what the tool reads back.
 
-use std::path::Path;
-
-use crate::util::{assert_no_panic, repo, run, tempdir, write, Run};
-
-/// Asserts a clean refusal: exit 1, no panic, and `want` in the message.
-fn refused(r: &Run, want: &str) {
-    assert_no_panic(r);
-    assert_eq!(r.code, Some(1), "expected a refusal; stdout {}\nstderr {}", r.stdout_str(), r.stderr);
-    assert!(r.stderr.contains(want), "expected '{want}' in:\n{}", r.stderr);
-}
-
-fn example() -> String {
-    repo("traces/example.json").display().to_string()
-}
-
-fn p(path: &Path) -> String {
-    path.display().to_string()
-}
+use crate::util::{example, p, refused, repo, run, tempdir, write};
 
 /// `gen-trace --queues` and `replay --spread-queues` are queue counts, each queue of a trace
 /// holding a job: bounded by --limit-jobs (a billion queues for five jobs was a 24 GB abort).

@@ -1,24 +1,7 @@
 //! Hostile input and hostile output paths: nothing crashes, hangs, loses data or
 //! replaces what it must not; every refusal names the field and, for sizes, the limit.
 
-use std::path::Path;
-
-use crate::util::{assert_no_panic, repo, run, tempdir, write, Run};
-
-/// Asserts a clean refusal: exit 1, no panic, and `want` in the message.
-fn refused(r: &Run, want: &str) {
-    assert_no_panic(r);
-    assert_eq!(r.code, Some(1), "expected a refusal; stdout {}\nstderr {}", r.stdout_str(), r.stderr);
-    assert!(r.stderr.contains(want), "expected '{want}' in:\n{}", r.stderr);
-}
-
-fn example() -> String {
-    repo("traces/example.json").display().to_string()
-}
-
-fn p(path: &Path) -> String {
-    path.display().to_string()
-}
+use crate::util::{example, p, refused, repo, run, tempdir, write, Run};
 
 #[cfg(unix)]
 #[test]

@@ -2,17 +2,7 @@
 //! `validate` checks every figure a schedule file states against its tasks, and HEFT runs as
 //! many tasks on a machine at once as its capacity holds.
 
-use std::path::Path;
-
-use crate::util::{assert_no_panic, repo, run, tempdir, Run};
-
-fn p(path: &Path) -> String {
-    path.display().to_string()
-}
-
-fn example() -> String {
-    repo("traces/example.json").display().to_string()
-}
+use crate::util::{assert_no_panic, example, p, run, tempdir, Run};
 
 /// Asserts `validate` found the schedule invalid (exit 1) and listed `want`.
 fn invalid(r: &Run, want: &str) {

@@ -156,3 +156,20 @@ macro_rules! shared_or_skip {
     };
 }
 pub(crate) use shared_or_skip;
+
+/// Asserts a clean refusal: exit 1, no panic, and `want` in the message.
+pub fn refused(r: &Run, want: &str) {
+    assert_no_panic(r);
+    assert_eq!(r.code, Some(1), "expected a refusal; stdout {}\nstderr {}", r.stdout_str(), r.stderr);
+    assert!(r.stderr.contains(want), "expected '{want}' in:\n{}", r.stderr);
+}
+
+/// The bundled example DAG's path, as an argument.
+pub fn example() -> String {
+    repo("traces/example.json").display().to_string()
+}
+
+/// A path as an argument.
+pub fn p(path: &Path) -> String {
+    path.display().to_string()
+}

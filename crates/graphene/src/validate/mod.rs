@@ -205,8 +205,11 @@ pub fn check_order(dag: &Dag, order: &[String]) -> Vec<Violation> {
 /// Entries for a schedule held in memory, by task name, so that in-memory schedules go through
 /// exactly the same checks as files.
 pub fn entries_of(dag: &Dag, schedule: &Schedule) -> Vec<Entry> {
-    schedule
-        .placements
+    placement_entries(dag, &schedule.placements)
+}
+
+fn placement_entries(dag: &Dag, placements: &[Placement]) -> Vec<Entry> {
+    placements
         .iter()
         .map(|p| Entry {
             id: dag.task_name(p.task),
@@ -231,17 +234,7 @@ pub fn validate_schedule_on(
     schedule: &Schedule,
     copies: &[Placement],
 ) -> Vec<Violation> {
-    let copies: Vec<Entry> = copies
-        .iter()
-        .map(|p| Entry {
-            id: dag.task_name(p.task),
-            machine: p.machine as i64,
-            start: p.start,
-            end: p.end,
-            priority: None,
-        })
-        .collect();
-    validate_on(dag, cluster, net, &entries_of(dag, schedule), &copies)
+    validate_on(dag, cluster, net, &entries_of(dag, schedule), &placement_entries(dag, copies))
 }
 
 fn late(a: f64, b: f64) -> bool {
