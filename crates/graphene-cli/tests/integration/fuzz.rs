@@ -329,12 +329,12 @@ fn write_the_spark_codec_inputs() {
     put("seeds/spark_rolling/two-jobs-3-lz4-parts", &framed(&[0x46]));
     put("seeds/spark_rolling/two-jobs-2-zstd-parts-numbered-by-10", &framed(&[0x1d]));
     put("seeds/spark_rolling/two-jobs-4-plain-parts", &framed(&[0x03]));
-    put("pending/refused/spark_lz4/version-digit-changed.lz4", &changed(writers::lz4_java(&text, 1024)));
+    put("refused/spark_lz4/version-digit-changed.lz4", &changed(writers::lz4_java(&text, 1024)));
     put(
-        "pending/refused/spark_zstd/version-digit-changed.zstd",
+        "refused/spark_zstd/version-digit-changed.zstd",
         &changed(writers::zstd_frames(&text, 1024, true, true)),
     );
-    put("pending/regressions/spark_lz4/two-jobs-version-digit-changed", &flip(0x04, &writers::lz4_java(&text, 1024)));
+    put("regressions/spark_lz4/two-jobs-version-digit-changed", &flip(0x04, &writers::lz4_java(&text, 1024)));
     let zstd = writers::zstd_frames(&text, 256, true, true);
-    put("pending/regressions/spark_zstd/two-jobs-version-digit-changed", &flip(0x1a, &zstd));
+    put("regressions/spark_zstd/two-jobs-version-digit-changed", &flip(0x1a, &zstd));
 }
