@@ -2,7 +2,6 @@
 
 use serde::Serialize;
 
-use crate::compare::quantile;
 use crate::model::{Cluster, ResVec, Workload, MAX_RESOURCES};
 use crate::sim::SimResult;
 
@@ -195,6 +194,17 @@ pub fn jct_gaps(base: &SimResult, other: &SimResult) -> Vec<f64> {
 /// The 10th, 25th, 50th, 75th and 90th percentiles of `values`.
 pub fn gap_percentiles(values: &[f64]) -> [f64; 5] {
     [0.10, 0.25, 0.50, 0.75, 0.90].map(|q| quantile(values, q))
+}
+
+/// The value at quantile `q` (nearest rank) of `values`.
+pub fn quantile(values: &[f64], q: f64) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let rank = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len());
+    v[rank - 1]
 }
 
 #[cfg(test)]

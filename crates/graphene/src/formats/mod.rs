@@ -15,6 +15,7 @@ pub mod spark;
 pub mod stg;
 pub(crate) mod task_graph;
 pub mod tpch;
+pub mod waves;
 pub mod wfcommons;
 
 #[cfg(test)]

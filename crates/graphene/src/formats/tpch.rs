@@ -135,12 +135,12 @@ pub fn parse_with(
 }
 
 /// A DAG's name and its stages' names with their sample lists ([`wave_samples`]).
-pub type QueryWaves = (String, Vec<(String, crate::sim::waves::StageSamples)>);
+pub type QueryWaves = (String, Vec<(String, crate::formats::waves::StageSamples)>);
 
 /// Every query's stages with their three raw sample lists (ms, as the file holds them), named
 /// as [`parse`] names the DAGs (`tpch-<input_size>-q<query>`, else `<name>-q<query>`) and
 /// stages (`s<stage>`): what `gen-trace --waves-out` writes for `replay --waves`
-/// ([`crate::sim::waves`]). The DAGs themselves are checked by [`parse`].
+/// ([`crate::formats::waves`]). The DAGs themselves are checked by [`parse`].
 pub fn wave_samples(text: &str, name: &str) -> Result<Vec<QueryWaves>> {
     let file: TpchFile = serde_json::from_str(text).map_err(|e| Error::from_json(&e))?;
     let prefix = match file.input_size.as_deref() {
@@ -155,7 +155,7 @@ pub fn wave_samples(text: &str, name: &str) -> Result<Vec<QueryWaves>> {
                 .stages
                 .into_iter()
                 .map(|s| {
-                    let samples = crate::sim::waves::StageSamples {
+                    let samples = crate::formats::waves::StageSamples {
                         first_wave: s.first_wave,
                         rest_wave: s.rest_wave,
                         fresh_durations: s.fresh_durations,

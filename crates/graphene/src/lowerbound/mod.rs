@@ -30,8 +30,25 @@ pub fn compute(dag: &Dag, cluster: &Cluster) -> LowerBounds {
     }
 }
 
+/// Work of a set of tasks: the time the whole cluster would need for them if they could be
+/// spread perfectly, max over resources of (sum of duration x demand) / (total capacity).
+pub fn twork(dag: &Dag, tasks: impl IntoIterator<Item = TaskId>, total_cap: &ResVec) -> f64 {
+    let mut sum = ResVec::ZERO;
+    for t in tasks {
+        let task = &dag.tasks[t as usize];
+        sum.add_assign(&task.demand.scale(task.duration));
+    }
+    let mut w: f64 = 0.0;
+    for r in 0..dag.dims() {
+        if total_cap.0[r] > 0.0 {
+            w = w.max(sum.0[r] / total_cap.0[r]);
+        }
+    }
+    w
+}
+
 fn work(dag: &Dag, tasks: impl IntoIterator<Item = TaskId>, total: &ResVec) -> f64 {
-    crate::offline::twork(dag, tasks, total)
+    twork(dag, tasks, total)
 }
 
 /// Work of a task set when tasks cannot be split across machines: the larger of the total-work

@@ -30,7 +30,7 @@ pub use improve::{improve, ImproveReport};
 pub use network::build_on_network;
 pub use orders::Order;
 pub use plan::{Direction, Keys, PlacementKey, Plan};
-pub use scores::{exec_time, twork};
+pub use scores::exec_time;
 pub use search::PartReport;
 pub use subsets::{reach, split, Part, Split};
 

@@ -1,24 +1,8 @@
 //! LongScore and FragScore: how likely a task is to hurt the schedule if placed late.
 
+use crate::lowerbound::twork;
 use crate::model::{Dag, ResVec, TaskId};
 use crate::space::Space;
-
-/// Work of a set of tasks: the time the whole cluster would need for them if they could be
-/// spread perfectly, max over resources of (sum of duration x demand) / (total capacity).
-pub fn twork(dag: &Dag, tasks: impl IntoIterator<Item = TaskId>, total_cap: &ResVec) -> f64 {
-    let mut sum = ResVec::ZERO;
-    for t in tasks {
-        let task = &dag.tasks[t as usize];
-        sum.add_assign(&task.demand.scale(task.duration));
-    }
-    let mut w: f64 = 0.0;
-    for r in 0..dag.dims() {
-        if total_cap.0[r] > 0.0 {
-            w = w.max(sum.0[r] / total_cap.0[r]);
-        }
-    }
-    w
-}
 
 /// Makespan a greedy packer (longest first, earliest fit) reaches for these tasks alone.
 pub fn exec_time(dag: &Dag, tasks: &[TaskId], caps: &[ResVec]) -> f64 {

@@ -7,7 +7,7 @@ use std::path::Path;
 use plotters::prelude::*;
 
 use super::style::{self, color, draw_err, Legend, Mark};
-use crate::compare::quantile;
+use crate::metrics::quantile;
 use crate::error::{Error, Result};
 
 /// What is on the x axis.

@@ -16,7 +16,9 @@
 
 mod policy;
 mod state;
-pub mod waves;
+// The waves sidecar and its duration model live with the readers (the TPC-H reader and the
+// trace generators make its samples); the simulator draws from it.
+pub use crate::formats::waves;
 
 pub use policy::{Policy, TaskRef};
 pub use state::{JobState, TaskState};

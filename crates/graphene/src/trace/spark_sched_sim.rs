@@ -15,7 +15,7 @@
 //! at run time from the wave and executor count of the moment (and adds moving delays); a
 //! trace here fixes durations when it is written, so that every scheduler replays the same
 //! work. [`waves_sidecar`] (`gen-trace --waves-out`) writes the samples beside the trace so that
-//! `replay --waves` can draw them at run time as spark-sched-sim does ([`crate::sim::waves`]).
+//! `replay --waves` can draw them at run time as spark-sched-sim does ([`crate::formats::waves`]).
 //!
 //! # Sizes without a file: 50g, 80g, 100g ([`sources_sized`], `--sizes`)
 //!
@@ -158,7 +158,7 @@ fn file_size(p: &std::path::Path) -> Result<u32> {
 }
 
 /// The `replay --waves` sidecar of a workload drawn from [`sources_sized`]`(paths, sizes,
-/// executors)` (`gen-trace --waves-out`, [`crate::sim::waves`]): `drawn[i]` is the DAG job `i`
+/// executors)` (`gen-trace --waves-out`, [`crate::formats::waves`]): `drawn[i]` is the DAG job `i`
 /// of `jobs` was drawn from. [`WaveLibrary::load`] then [`WaveLibrary::sidecar`]; a caller
 /// that draws many workloads from the same files (`train-decima --waves`) loads the library
 /// once.
@@ -168,7 +168,7 @@ pub fn waves_sidecar(
     executors: u32,
     jobs: &[String],
     drawn: &[String],
-) -> Result<crate::sim::waves::Sidecar> {
+) -> Result<crate::formats::waves::Sidecar> {
     WaveLibrary::load(paths, sizes, executors)?.sidecar(jobs, drawn)
 }
 
@@ -182,13 +182,13 @@ pub fn waves_sidecar(
 /// moves as the made durations do.
 #[derive(Clone, Debug, Default)]
 pub struct WaveLibrary {
-    dags: std::collections::HashMap<String, std::collections::BTreeMap<String, crate::sim::waves::StageSamples>>,
+    dags: std::collections::HashMap<String, std::collections::BTreeMap<String, crate::formats::waves::StageSamples>>,
 }
 
 impl WaveLibrary {
     /// Reads the files' samples and makes those of the made sizes (see the type's doc).
     pub fn load(paths: &[PathBuf], sizes: Option<&[u32]>, executors: u32) -> Result<WaveLibrary> {
-        use crate::sim::waves::StageSamples;
+        use crate::formats::waves::StageSamples;
         use std::collections::{BTreeMap, HashMap};
         let lists = sources_sized(paths, sizes, executors)?;
         let per_file = sources(paths, executors)?;
@@ -248,8 +248,8 @@ impl WaveLibrary {
 
     /// The sidecar of a workload whose job `jobs[i]` was drawn from the DAG `drawn[i]` (the
     /// names [`super::generate::generate_from_named`] gives): every job listed, every DAG drawn with its lists.
-    pub fn sidecar(&self, jobs: &[String], drawn: &[String]) -> Result<crate::sim::waves::Sidecar> {
-        use crate::sim::waves::{Sidecar, FORMAT};
+    pub fn sidecar(&self, jobs: &[String], drawn: &[String]) -> Result<crate::formats::waves::Sidecar> {
+        use crate::formats::waves::{Sidecar, FORMAT};
         let mut dags = std::collections::BTreeMap::new();
         for name in drawn {
             if dags.contains_key(name) {
@@ -270,9 +270,9 @@ impl WaveLibrary {
     }
 
     /// The wave model of `workload`, whose job `i` was drawn from the DAG `drawn[i]` (a workload
-    /// cut at an episode's end keeps a prefix of its jobs, so `drawn` may be longer): [`WaveLibrary::sidecar`] bound to it ([`crate::sim::waves::Sidecar::bind`]),
+    /// cut at an episode's end keeps a prefix of its jobs, so `drawn` may be longer): [`WaveLibrary::sidecar`] bound to it ([`crate::formats::waves::Sidecar::bind`]),
     /// exactly what `replay --waves` makes of the sidecar file `gen-trace --waves-out` writes.
-    pub fn model(&self, workload: &Workload, drawn: &[String]) -> Result<crate::sim::waves::WaveModel> {
+    pub fn model(&self, workload: &Workload, drawn: &[String]) -> Result<crate::formats::waves::WaveModel> {
         let names: Vec<String> = workload.jobs.iter().map(|j| j.name.clone()).collect();
         self.sidecar(&names, &drawn[..names.len().min(drawn.len())])?.bind(workload)
     }

@@ -39,7 +39,7 @@
 //!   critic scores (state, action) pairs; with several rollouts of the same batch their mean
 //!   makespan is an unbiased, input-dependent baseline (Decima's), with no second network to fit.
 //! * **tanh instead of ReLU-family activations** and an MLP lifting x_v to the embedding width,
-//!   as in [`crate::online::decima`]: smooth, so the finite-difference check never sits on a
+//!   as in Decima (`online::decima`): smooth, so the finite-difference check never sits on a
 //!   kink.
 
 pub mod features;

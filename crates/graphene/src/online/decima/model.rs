@@ -21,8 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use super::features::{Scaling, F, J};
 use super::net::{Arch, D, H, LEVELS};
-use super::policy::Freed;
-use super::setting::{Difference, RunShape, Setting};
+use super::setting::{Difference, Freed, RunShape, Setting};
 use crate::error::{Error, Result};
 use crate::learn::file;
 

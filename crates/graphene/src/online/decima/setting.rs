@@ -29,6 +29,41 @@ use serde::{Deserialize, Serialize};
 use crate::model::{Cluster, MachineGroup, Workload};
 use crate::trace::load;
 
+/// Where a machine's freed resources go before the agent is asked (the model file's
+/// `trained.freed`, see [`super::model::Model::freed`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Freed {
+    /// To the committed stages of every active job, jobs in arrival order (the default, and
+    /// every file written before the option): an older job with a commitment below its limit
+    /// takes any machine's freed resources first.
+    #[default]
+    AnyJob,
+    /// Only to the committed stages of the job that last picked tasks on this machine, as
+    /// Decima's executor stays on its job's stage while it has tasks and the job is within its
+    /// limit; otherwise the agent is asked. On one-slot machines (Decima's executors) that is
+    /// exactly the paper's rule, and a job that arrived later is not queued behind older
+    /// commitments without the agent's say.
+    OwnJob,
+}
+
+impl Freed {
+    /// The name kept in a model file; None for the default.
+    pub fn name(self) -> Option<&'static str> {
+        match self {
+            Freed::AnyJob => None,
+            Freed::OwnJob => Some("own-job"),
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Freed> {
+        match name {
+            "any-job" => Some(Freed::AnyJob),
+            "own-job" => Some(Freed::OwnJob),
+            _ => None,
+        }
+    }
+}
+
 /// A mean arrival gap (or offered load) further than this factor from the model's, either way,
 /// is a different setting. Poisson gaps are noisy: the mean of 50 gaps is within 1.5x of the
 /// true mean with probability above 0.99, so a trace drawn at the model's rate is not flagged.

@@ -159,7 +159,7 @@ pub struct WaveModel {
     pub stages: Vec<Vec<Arc<StageWaves>>>,
 }
 
-/// The option as the simulator takes it ([`crate::sim::SimConfig::waves`]).
+/// The option as the simulator takes it (`sim::SimConfig::waves`).
 #[derive(Clone, Debug)]
 pub struct Waves {
     pub model: Arc<WaveModel>,
