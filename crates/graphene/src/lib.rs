@@ -26,6 +26,7 @@
 
 pub mod api;
 pub mod baselines;
+pub mod choice;
 pub mod compare;
 pub mod deadline;
 pub mod env;

@@ -21,16 +21,18 @@ pub use list::{bfs_levels, bottom_levels};
 
 use crate::model::{Cluster, Dag, Schedule};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Baseline {
-    Bfs,
-    Cp,
-    Tetris,
-    Random,
-    Strippart,
-    CoffmanGraham,
-    Fifo,
+crate::named_enum! {
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum Baseline {
+        Bfs = "bfs",
+        Cp = "cp",
+        Tetris = "tetris",
+        Random = "random",
+        Strippart = "strippart",
+        CoffmanGraham = "coffman-graham",
+        Fifo = "fifo",
+    }
 }
 
 impl Baseline {

@@ -21,19 +21,21 @@ pub use schedule::ScheduleIn;
 use crate::error::{Error, Result};
 use crate::model::Dag;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum ExportFormat {
-    /// Vertex and task priorities for a Tez DAGScheduler (JSON).
-    Tez,
-    /// One YARN container request per task: priority, vcores, memory-mb (JSON).
-    Yarn,
-    /// A YARN Scheduler Load Simulator (SLS) job for graphene's SLS AM (JSON, am.type graphene).
-    Sls,
-    /// task,stage,priority,start,end,machine
-    Csv,
-    /// Chrome trace-event JSON for Perfetto and chrome://tracing (machines, slots, counters;
-    /// resource counters with --dag).
-    Chrome,
+crate::named_enum! {
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum ExportFormat {
+        /// Vertex and task priorities for a Tez DAGScheduler (JSON).
+        Tez = "tez",
+        /// One YARN container request per task: priority, vcores, memory-mb (JSON).
+        Yarn = "yarn",
+        /// A YARN Scheduler Load Simulator (SLS) job for graphene's SLS AM (JSON, am.type graphene).
+        Sls = "sls",
+        /// task,stage,priority,start,end,machine
+        Csv = "csv",
+        /// Chrome trace-event JSON for Perfetto and chrome://tracing (machines, slots, counters;
+        /// resource counters with --dag).
+        Chrome = "chrome",
+    }
 }
 
 impl ExportFormat {

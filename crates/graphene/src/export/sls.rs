@@ -45,15 +45,17 @@ pub const AM_TYPE: &str = "graphene";
 /// The manifest's format tag.
 pub const MANIFEST_FORMAT: &str = "graphene-sls/1";
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TraceOrder {
-    /// Graphene's priScore (offline constructor per job; BFS rule below 8 tasks).
-    Graphene,
-    /// Tez DAGSchedulerNaturalOrder: by the vertex's distance from the roots.
-    Natural,
-    /// Critical path: longest chain of durations to the job's end first.
-    Cp,
+crate::named_enum! {
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum TraceOrder {
+        /// Graphene's priScore (offline constructor per job; BFS rule below 8 tasks).
+        Graphene = "graphene",
+        /// Tez DAGSchedulerNaturalOrder: by the vertex's distance from the roots.
+        Natural = "natural",
+        /// Critical path: longest chain of durations to the job's end first.
+        Cp = "cp",
+    }
 }
 
 impl TraceOrder {

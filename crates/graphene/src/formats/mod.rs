@@ -73,26 +73,28 @@ pub(crate) fn note(text: &str) {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// graphene's own `dag.json`.
-    Native,
-    /// WfCommons WfFormat JSON (schema 1.4 to 1.6).
-    Wfcommons,
-    /// Decima's TPC-H JSON (one file per input size, 22 queries).
-    Tpch,
-    /// Task graph and network (`tasks`, `edges`, `nodes`, `links`) of the heterogeneous
-    /// reference instances; the network is the cluster unless one is given.
-    Hetero,
-    /// Kasahara's Standard Task Graph text format (one processor per task).
-    Stg,
-    /// Pegasus DAX XML (DAX 2 and 3): jobs, files and child/parent dependencies.
-    Dax,
-    /// Graphviz DOT digraph with dslab-dag's task attributes (size or runtime, cores, memory).
-    Dot,
-    /// A Spark event log: a JSON-lines file (plain or compressed with zstd, lz4 or snappy) or a
-    /// rolling-log directory; each job that succeeded is a DAG.
-    Spark,
+crate::named_enum! {
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Format {
+        /// graphene's own `dag.json`.
+        Native = "native",
+        /// WfCommons WfFormat JSON (schema 1.4 to 1.6).
+        Wfcommons = "wfcommons",
+        /// Decima's TPC-H JSON (one file per input size, 22 queries).
+        Tpch = "tpch",
+        /// Task graph and network (`tasks`, `edges`, `nodes`, `links`) of the heterogeneous
+        /// reference instances; the network is the cluster unless one is given.
+        Hetero = "hetero",
+        /// Kasahara's Standard Task Graph text format (one processor per task).
+        Stg = "stg",
+        /// Pegasus DAX XML (DAX 2 and 3): jobs, files and child/parent dependencies.
+        Dax = "dax",
+        /// Graphviz DOT digraph with dslab-dag's task attributes (size or runtime, cores, memory).
+        Dot = "dot",
+        /// A Spark event log: a JSON-lines file (plain or compressed with zstd, lz4 or snappy) or a
+        /// rolling-log directory; each job that succeeded is a DAG.
+        Spark = "spark",
+    }
 }
 
 /// How to read DAG files: format detection, which TPC-H query and duration samples, and which

@@ -25,21 +25,23 @@ impl Direction {
     }
 }
 
-/// Which ready task a placement pass takes next.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum PlacementKey {
-    /// The paper's rule: the longest ready task.
-    Longest,
-    /// The ready task with the longest path through it to the end of the DAG (forward) or from
-    /// its start (backward): the same greedy, but aware of what waits behind a task.
-    PathLength,
-    /// Both at once: path length over the longest path plus duration over the longest task,
-    /// equal weights. Why: `longest` places a short task that gates a long path last among its
-    /// ready peers, and `path-length` places a long task off every long path (which must start
-    /// early to fit) after any task on the critical path, however short; one key per plan
-    /// cannot serve both, the sum ranks a task high when either is large.
-    Mixed,
+crate::named_enum! {
+    /// Which ready task a placement pass takes next.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum PlacementKey {
+        /// The paper's rule: the longest ready task.
+        Longest = "longest",
+        /// The ready task with the longest path through it to the end of the DAG (forward) or from
+        /// its start (backward): the same greedy, but aware of what waits behind a task.
+        PathLength = "path-length",
+        /// Both at once: path length over the longest path plus duration over the longest task,
+        /// equal weights. Why: `longest` places a short task that gates a long path last among its
+        /// ready peers, and `path-length` places a long task off every long path (which must start
+        /// early to fit) after any task on the critical path, however short; one key per plan
+        /// cannot serve both, the sum ranks a task high when either is large.
+        Mixed = "mixed",
+    }
 }
 
 impl PlacementKey {

@@ -7,23 +7,25 @@ use std::path::Path;
 use plotters::prelude::*;
 
 use super::style::{self, color, draw_err, Legend, Mark};
-use crate::metrics::quantile;
 use crate::error::{Error, Result};
+use crate::metrics::quantile;
 
-/// What is on the x axis.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Metric {
-    /// Per-job JCT reduction against the baseline, (base - jct) / base in percent: positive means
-    /// the job finished sooner than under the baseline.
-    Jct,
-    /// Per-job slowdown against the baseline, jct / base: above 1 means the job took longer.
-    Slowdown,
-    /// Makespan / best lower bound per DAG, one line per scheduler of a `compare --csv` file.
-    Ratio,
-    /// Per-workload gains in percent, one line per `series` of a CSV with columns `series` and
-    /// `gain` (what `scripts/bench-online-robust` writes: graphene's median per-job JCT gain
-    /// over each baseline, one row per workload).
-    Gain,
+crate::named_enum! {
+    /// What is on the x axis.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Metric {
+        /// Per-job JCT reduction against the baseline, (base - jct) / base in percent: positive means
+        /// the job finished sooner than under the baseline.
+        Jct = "jct",
+        /// Per-job slowdown against the baseline, jct / base: above 1 means the job took longer.
+        Slowdown = "slowdown",
+        /// Makespan / best lower bound per DAG, one line per scheduler of a `compare --csv` file.
+        Ratio = "ratio",
+        /// Per-workload gains in percent, one line per `series` of a CSV with columns `series` and
+        /// `gain` (what `scripts/bench-online-robust` writes: graphene's median per-job JCT gain
+        /// over each baseline, one row per workload).
+        Gain = "gain",
+    }
 }
 
 /// Job completion times of one replay, in trace order.

@@ -77,13 +77,15 @@ impl ScheduleIn {
     }
 }
 
-/// What a lane holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Lanes {
-    /// One lane per machine: its tasks as bars.
-    Machine,
-    /// One lane per machine and resource: the share of capacity in use.
-    Resource,
+crate::named_enum! {
+    /// What a lane holds.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Lanes {
+        /// One lane per machine: its tasks as bars.
+        Machine = "machine",
+        /// One lane per machine and resource: the share of capacity in use.
+        Resource = "resource",
+    }
 }
 
 #[derive(Clone, Debug)]

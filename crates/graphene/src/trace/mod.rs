@@ -42,15 +42,17 @@ pub(crate) fn resources() -> Vec<String> {
     RESOURCES.iter().map(|s| s.to_string()).collect()
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum TraceFormat {
-    /// graphene's CSV, one row per stage (header `job,arrival,queue,stage,...`).
-    Native,
-    /// Alibaba cluster-trace-v2018 `batch_task.csv` (9 columns) or the spar sample (7 columns).
-    Alibaba,
-    /// A Spark event log (file, compressed file or rolling directory): the application's jobs
-    /// that succeeded, at their submission times, in their scheduler pools.
-    Spark,
+crate::named_enum! {
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum TraceFormat {
+        /// graphene's CSV, one row per stage (header `job,arrival,queue,stage,...`).
+        Native = "native",
+        /// Alibaba cluster-trace-v2018 `batch_task.csv` (9 columns) or the spar sample (7 columns).
+        Alibaba = "alibaba",
+        /// A Spark event log (file, compressed file or rolling directory): the application's jobs
+        /// that succeeded, at their submission times, in their scheduler pools.
+        Spark = "spark",
+    }
 }
 
 /// How to read a trace file.
