@@ -24,22 +24,26 @@
 // Index loops over fixed resource arrays read better than zipped iterators here.
 #![allow(clippy::needless_range_loop, clippy::single_range_in_vec_init)]
 
+pub use graphene_model::{choice, deadline, error, limits, lowerbound, model, named_enum};
+
+/// Schedule and replay checkers: [`validate_schedule`](graphene_model::validate::validate_schedule)
+/// and its kin check a schedule against the DAG and cluster, [`validate_replay`] a replay.
+pub mod validate {
+    pub use crate::validate_replay::{validate_replay, validate_replay_durations, validate_replay_on};
+    pub use graphene_model::validate::*;
+}
+mod validate_replay;
+
 pub mod api;
 pub mod baselines;
-pub mod choice;
 pub mod compare;
-pub mod deadline;
 pub mod env;
-pub mod error;
 pub mod export;
 pub mod fairness;
 pub mod formats;
 pub mod hetero;
 pub mod learn;
-pub mod limits;
-pub mod lowerbound;
 pub mod metrics;
-pub mod model;
 pub mod offline;
 pub mod online;
 pub mod output;
@@ -49,7 +53,6 @@ pub mod scheduler;
 pub mod sim;
 pub mod space;
 pub mod trace;
-pub mod validate;
 
 pub use deadline::Deadline;
 pub use error::{Error, Result};

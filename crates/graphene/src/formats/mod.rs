@@ -292,3 +292,70 @@ fn apply_profile(dags: Vec<Dag>, format: Format, opts: &LoadOptions) -> Result<V
         None => dags,
     })
 }
+
+#[cfg(test)]
+mod deadline_tests {
+    use std::time::Duration;
+
+    use super::{parse_dags, Format, LoadOptions};
+    use crate::deadline::{scope, total_polls, Deadline};
+    use crate::error::Error;
+
+    /// Every reader the service runs polls the ambient deadline per element, and an expired
+    /// deadline stops the reading. Building the DAG polls twice per stage; the readers poll per
+    /// stage, task, node, edge or element on top (the minimum counts below, for 1,000 of each).
+    #[test]
+    fn every_reader_polls_the_scope() {
+        let n = 1000;
+        let list = |f: &dyn Fn(usize) -> String, sep: &str| (0..n).map(f).collect::<Vec<_>>().join(sep);
+        let native = format!(
+            r#"{{"resources": ["cpu"], "stages": [{}]}}"#,
+            list(
+                &|i| format!(
+                    r#"{{"id": "s{i}", "tasks": 1, "duration": 1, "parents": [{}]}}"#,
+                    if i > 0 { format!(r#""s{}""#, i - 1) } else { String::new() }
+                ),
+                ", "
+            )
+        );
+        let wfcommons = format!(
+            r#"{{"name": "w", "schemaVersion": "1.4", "workflow": {{"tasks": [{}]}}}}"#,
+            list(
+                &|i| format!(
+                    r#"{{"name": "t{i}", "id": "t{i}", "category": "c", "type": "compute", "parents": [], "files": [], "runtimeInSeconds": 1, "cores": 1}}"#
+                ),
+                ", "
+            )
+        );
+        let dax = format!(
+            r#"<adag name="d">{}</adag>"#,
+            list(&|i| format!(r#"<job id="j{i}" name="x" runtime="1"/>"#), "\n")
+        );
+        let dot = format!("digraph d {{\n{}\n}}", list(&|i| format!("n{i} [runtime=1]"), "\n"));
+        let stg = format!("{n}\n0 0 0\n{}\n{} 0 1 {n}\n", list(&|i| format!("{} 1 1 {i}", i + 1), "\n"), n + 1);
+        let hetero = format!(
+            r#"{{"tasks": [{}], "nodes": [{{"id": "m0"}}], "links": 1}}"#,
+            list(&|i| format!(r#"{{"id": "t{i}", "cost": 1}}"#), ", ")
+        );
+        for (format, per_element, text) in [
+            (Format::Native, 3, native),
+            (Format::Wfcommons, 3, wfcommons),
+            (Format::Dax, 4, dax),
+            (Format::Dot, 4, dot),
+            (Format::Stg, 4, stg),
+            (Format::Hetero, 3, hetero),
+        ] {
+            let opts = LoadOptions { format: Some(format), ..LoadOptions::default() };
+            let before = total_polls();
+            let dags = scope(&Deadline::after(Duration::from_secs(3600)), || parse_dags(&text, "x", &opts))
+                .unwrap_or_else(|e| panic!("{format:?}: {e}"));
+            assert_eq!(dags[0].len(), n, "{format:?}");
+            let polls = total_polls() - before;
+            assert!(polls >= per_element * n as u64, "{format:?}: {polls} polls for {n} elements");
+            let e = scope(&Deadline::after(Duration::ZERO), || parse_dags(&text, "x", &opts)).unwrap_err();
+            assert!(matches!(e, Error::TimedOut { .. }), "{format:?}: {e}");
+            // Outside a scope nothing stops it.
+            assert_eq!(parse_dags(&text, "x", &opts).unwrap()[0].len(), n);
+        }
+    }
+}

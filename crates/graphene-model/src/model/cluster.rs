@@ -483,37 +483,3 @@ impl Cluster {
         Ok(())
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::formats::native;
-
-    fn cluster(groups: &[(usize, f64)]) -> Cluster {
-        let spec: ClusterSpec = serde_json::from_value(serde_json::json!({
-            "machines": groups.iter().map(|(n, cpu)| serde_json::json!({"count": n, "capacity": {"cpu": cpu}})).collect::<Vec<_>>()
-        }))
-        .unwrap();
-        spec.resolve(&["cpu".to_string()]).unwrap()
-    }
-
-    #[test]
-    fn check_fits_finds_the_one_machine_that_fits_and_names_the_first_task_that_fits_none() {
-        // Tasks alternate between demands only the last machine (or no machine) can hold.
-        let dag = native::parse(
-            r#"{"resources":["cpu"],"stages":[
-                {"id":"a","tasks":5000,"duration":1,"demands":{"cpu":8}},
-                {"id":"b","tasks":[{"duration":1,"demands":{"cpu":1}},{"duration":1,"demands":{"cpu":8}},
-                                   {"duration":1,"demands":{"cpu":0.5}},{"duration":1,"demands":{"cpu":9}}]}]}"#,
-            "d",
-        )
-        .unwrap();
-        let big_last = cluster(&[(20_000, 0.5), (1, 1.0), (1, 8.0)]);
-        let err = big_last.check_fits(&dag).unwrap_err().to_string();
-        assert!(err.contains("task b[3] demands cpu=9"), "{err}");
-        let bigger = cluster(&[(20_000, 0.5), (1, 1.0), (1, 9.0)]);
-        assert!(bigger.check_fits(&dag).is_ok());
-        let small = cluster(&[(3, 4.0)]);
-        assert!(small.check_fits(&dag).unwrap_err().to_string().contains("task a[0]"));
-    }
-}

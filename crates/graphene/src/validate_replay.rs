@@ -3,9 +3,9 @@
 
 use std::collections::HashMap;
 
-use super::Violation;
 use crate::model::{Cluster, EdgeKind, Workload, MAX_RESOURCES};
 use crate::sim::SimResult;
+use crate::validate::Violation;
 
 /// Every violation in `result` as a replay of `workload` on `cluster`: each task of each job
 /// runs exactly once, on an existing machine, for at least its duration (overbooking may only

@@ -2,11 +2,8 @@
 //!
 //! It shares nothing with the code that builds schedules except the DAG and cluster model: it
 //! reads task ids as text, recomputes every parent's end from the schedule itself and sweeps
-//! start/end events per machine to check capacity at every instant.
-
-mod replay;
-
-pub use replay::{validate_replay, validate_replay_durations, validate_replay_on};
+//! start/end events per machine to check capacity at every instant. (Replays are checked by
+//! `graphene::validate::validate_replay`, which reads the simulator's result.)
 
 use std::collections::HashMap;
 use std::fmt;
