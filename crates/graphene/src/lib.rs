@@ -24,6 +24,7 @@
 // Index loops over fixed resource arrays read better than zipped iterators here.
 #![allow(clippy::needless_range_loop, clippy::single_range_in_vec_init)]
 
+pub use graphene_formats::{formats, trace};
 pub use graphene_model::{choice, deadline, error, limits, lowerbound, model, named_enum};
 
 /// Schedule and replay checkers: [`validate_schedule`](graphene_model::validate::validate_schedule)
@@ -40,7 +41,6 @@ pub mod compare;
 pub mod env;
 pub mod export;
 pub mod fairness;
-pub mod formats;
 pub mod hetero;
 pub mod learn;
 pub mod metrics;
@@ -52,7 +52,6 @@ pub mod request;
 pub mod scheduler;
 pub mod sim;
 pub mod space;
-pub mod trace;
 
 pub use deadline::Deadline;
 pub use error::{Error, Result};
