@@ -24,34 +24,16 @@
 // Index loops over fixed resource arrays read better than zipped iterators here.
 #![allow(clippy::needless_range_loop, clippy::single_range_in_vec_init)]
 
+pub use graphene_engine::{
+    baselines, env, fairness, hetero, learn, metrics, offline, online, scheduler, sim, space, validate,
+};
 pub use graphene_formats::{formats, trace};
+pub use graphene_io::{export, output, plot};
 pub use graphene_model::{choice, deadline, error, limits, lowerbound, model, named_enum};
 
-/// Schedule and replay checkers: [`validate_schedule`](graphene_model::validate::validate_schedule)
-/// and its kin check a schedule against the DAG and cluster, [`validate_replay`] a replay.
-pub mod validate {
-    pub use crate::validate_replay::{validate_replay, validate_replay_durations, validate_replay_on};
-    pub use graphene_model::validate::*;
-}
-mod validate_replay;
-
 pub mod api;
-pub mod baselines;
 pub mod compare;
-pub mod env;
-pub mod export;
-pub mod fairness;
-pub mod hetero;
-pub mod learn;
-pub mod metrics;
-pub mod offline;
-pub mod online;
-pub mod output;
-pub mod plot;
 pub mod request;
-pub mod scheduler;
-pub mod sim;
-pub mod space;
 
 pub use deadline::Deadline;
 pub use error::{Error, Result};

@@ -30,7 +30,7 @@ pub const VERSION: u32 = 1;
 
 /// The default model, trained for the TPC-H setting of the experiments (see
 /// `crates/graphene/models/README.md` for the command and seed).
-pub const BUNDLED: &str = include_str!("../../../models/decima-tpch.json");
+pub const BUNDLED: &str = include_str!("../../../../graphene/models/decima-tpch.json");
 
 /// Every model bundled with the crate, by file name, the default first. A run without
 /// `--decima-model` gets the one whose recorded setting is closest to it ([`Model::closest`]):
@@ -38,12 +38,15 @@ pub const BUNDLED: &str = include_str!("../../../models/decima-tpch.json");
 /// spark-sched-sim's one-slot workload), so the choice is made for the user.
 pub const BUNDLED_MODELS: &[(&str, &str)] = &[
     ("decima-tpch.json", BUNDLED),
-    ("decima-sss.json", include_str!("../../../models/decima-sss.json")),
-    ("decima-sss-waves.json", include_str!("../../../models/decima-sss-waves.json")),
-    ("decima-sss-waves-sticky.json", include_str!("../../../models/decima-sss-waves-sticky.json")),
-    ("decima-sss-100g.json", include_str!("../../../models/decima-sss-100g.json")),
-    ("decima-sss-100g-waves.json", include_str!("../../../models/decima-sss-100g-waves.json")),
-    ("decima-sss-100g-waves-sticky.json", include_str!("../../../models/decima-sss-100g-waves-sticky.json")),
+    ("decima-sss.json", include_str!("../../../../graphene/models/decima-sss.json")),
+    ("decima-sss-waves.json", include_str!("../../../../graphene/models/decima-sss-waves.json")),
+    ("decima-sss-waves-sticky.json", include_str!("../../../../graphene/models/decima-sss-waves-sticky.json")),
+    ("decima-sss-100g.json", include_str!("../../../../graphene/models/decima-sss-100g.json")),
+    ("decima-sss-100g-waves.json", include_str!("../../../../graphene/models/decima-sss-100g-waves.json")),
+    (
+        "decima-sss-100g-waves-sticky.json",
+        include_str!("../../../../graphene/models/decima-sss-100g-waves-sticky.json"),
+    ),
 ];
 
 /// The bundled models' settings, parsed once per process (each file is about 100 KB).

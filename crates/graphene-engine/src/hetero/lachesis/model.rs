@@ -25,7 +25,7 @@ pub const FORMAT: &str = "graphene-lachesis";
 pub const VERSION: u32 = 1;
 
 /// The model trained for this repository (see `crates/graphene/models/README.md` for the command).
-pub const BUNDLED: &str = include_str!("../../../models/lachesis-tpch.json");
+pub const BUNDLED: &str = include_str!("../../../../graphene/models/lachesis-tpch.json");
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct ArchInfo {
