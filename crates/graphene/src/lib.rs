@@ -1,6 +1,12 @@
 //! graphene: packing- and dependency-aware scheduling of DAG jobs on multi-resource clusters.
 //!
 //! The library holds every algorithm; the `graphene` binary is a thin command-line layer.
+//! This crate is its facade: `api`, `request` and `compare` are its own, every other module
+//! comes from a crate of its layer and is re-exported here under the same name:
+//! graphene-model (`model`, `error`, `limits`, `deadline`, `lowerbound`, `validate`, `choice`),
+//! graphene-formats (`formats`, `trace`), graphene-engine (`space`, `offline`, `baselines`,
+//! `hetero`, `scheduler`, `learn`, `sim`, `online`, `fairness`, `metrics`, `env`) and
+//! graphene-io (`output`, `export`, `plot`).
 //!
 //! * [`model`]: DAGs of stages and tasks, clusters, schedules.
 //! * [`formats`]: reading DAGs (graphene JSON, WfCommons, Decima TPC-H), clusters and schedules.
