@@ -8,7 +8,7 @@
 //!   trait and the view); [`online`]: the policies it consults, Decima among them;
 //!   [`fairness`]: shares and gates; [`metrics`]: what a replay measures.
 //! * [`learn`]: the MLPs, Adam and weights files the learned policies (Decima, LACHESIS) share.
-//! * [`env`]: the Decima environment the Python Gym wrapper steps.
+//! * [`env`](mod@env): the Decima environment the Python Gym wrapper steps.
 //! * [`validate`]: the model's schedule checker plus the replay checker.
 //!
 //! Depends on graphene-model and graphene-formats, whose modules it re-exports so that paths
@@ -21,7 +21,8 @@ pub use graphene_formats::{formats, trace};
 pub use graphene_model::{choice, deadline, error, limits, lowerbound, model, named_enum};
 
 /// Schedule and replay checkers: [`validate_schedule`](graphene_model::validate::validate_schedule)
-/// and its kin check a schedule against the DAG and cluster, [`validate_replay`] a replay.
+/// and its kin check a schedule against the DAG and cluster,
+/// [`validate_replay`](crate::validate::validate_replay) a replay.
 pub mod validate {
     pub use crate::validate_replay::{validate_replay, validate_replay_durations, validate_replay_on};
     pub use graphene_model::validate::*;
