@@ -236,6 +236,7 @@ fn read_file(path: &Path) -> Result<LogPart> {
     Ok(LogPart { path: path.to_path_buf(), text, in_progress })
 }
 
+#[cfg(feature = "compressed-logs")]
 fn too_big(limit: u64) -> Error {
     Error::too_large("decompressed size", format!("more than {limit} bytes"), limit, "raise it with --limit-input")
 }
@@ -243,12 +244,25 @@ fn too_big(limit: u64) -> Error {
 fn decompress(codec: Codec, raw: &[u8], limit: u64) -> Result<Vec<u8>> {
     match codec {
         Codec::Plain => Ok(raw.to_vec()),
+        #[cfg(feature = "compressed-logs")]
         Codec::Zstd => zstd(raw, limit),
+        #[cfg(feature = "compressed-logs")]
         Codec::Lz4 => lz4_blocks(raw, limit),
+        #[cfg(feature = "compressed-logs")]
         Codec::Snappy => snappy_java(raw, limit),
+        #[cfg(not(feature = "compressed-logs"))]
+        _ => {
+            let _ = limit;
+            Err(Error::Usage(
+                "a compressed Spark log (zstd, lz4 or snappy): this build reads them only with \
+                 graphene-formats' `compressed-logs` feature (on by default)"
+                    .into(),
+            ))
+        }
     }
 }
 
+#[cfg(feature = "compressed-logs")]
 fn zstd(mut raw: &[u8], limit: u64) -> Result<Vec<u8>> {
     let size = raw.len();
     let mut out = Vec::new();
@@ -284,18 +298,23 @@ fn zstd(mut raw: &[u8], limit: u64) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+#[cfg(feature = "compressed-logs")]
 const LZ4_MAGIC: &[u8] = b"LZ4Block";
+#[cfg(feature = "compressed-logs")]
 const LZ4_HEADER: usize = LZ4_MAGIC.len() + 1 + 4 + 4 + 4;
+#[cfg(feature = "compressed-logs")]
 /// The xxhash32 seed of lz4-java's block streams (`LZ4BlockOutputStream`'s default, which Spark's
 /// lz4 codec uses).
 const LZ4_SEED: u32 = 0x9747_b28c;
 
+#[cfg(feature = "compressed-logs")]
 /// lz4-java's block checksum: the xxhash32 of the block's original bytes, of which its
 /// `Checksum` adapter keeps the low 28 bits.
 fn lz4_checksum(data: &[u8]) -> u32 {
     twox_hash::XxHash32::oneshot(LZ4_SEED, data) & 0x0fff_ffff
 }
 
+#[cfg(feature = "compressed-logs")]
 fn lz4_blocks(raw: &[u8], limit: u64) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     let mut at = 0usize;
@@ -370,8 +389,10 @@ fn lz4_blocks(raw: &[u8], limit: u64) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+#[cfg(feature = "compressed-logs")]
 const SNAPPY_MAGIC: &[u8] = b"\x82SNAPPY\x00";
 
+#[cfg(feature = "compressed-logs")]
 fn snappy_java(raw: &[u8], limit: u64) -> Result<Vec<u8>> {
     if raw.len() < 16 || &raw[..8] != SNAPPY_MAGIC {
         return Err(Error::Usage(
@@ -407,7 +428,7 @@ fn snappy_java(raw: &[u8], limit: u64) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "compressed-logs"))]
 mod tests {
     use super::*;
 
