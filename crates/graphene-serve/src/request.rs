@@ -8,10 +8,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use clap::ValueEnum;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use graphene::choice::Choice;
 use graphene::error::{Error, Result};
 use graphene::formats::{self, schedule_file, Format, LoadOptions};
 use graphene::model::{Cluster, ClusterSpec, Dag, Network};
@@ -69,13 +69,8 @@ impl Options {
     fn load_options(&self) -> Result<LoadOptions> {
         let format = match &self.format {
             None => None,
-            Some(f) => Some(Format::from_str(f, false).map_err(|_| {
-                let known: Vec<String> = Format::value_variants()
-                    .iter()
-                    .filter_map(|v| v.to_possible_value())
-                    .map(|p| p.get_name().to_string())
-                    .collect();
-                Error::Usage(format!("invalid value '{f}' for format (known: {})", known.join(", ")))
+            Some(f) => Some(<Format as Choice>::from_name(f).ok_or_else(|| {
+                Error::Usage(format!("invalid value '{f}' for format (known: {})", Format::names().join(", ")))
             })?),
         };
         Ok(LoadOptions {

@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::hetero::metrics::Bases;
 use crate::lowerbound;
+pub use crate::metrics::quantile;
 use crate::model::{ClusterSpec, Dag};
 use crate::offline::OfflineConfig;
 use crate::scheduler::{build_on, Scheduler};
@@ -119,17 +120,6 @@ pub fn compare_each(
         }
     }
     Ok(rows)
-}
-
-/// The value at quantile `q` (nearest rank) of `values`.
-pub fn quantile(values: &[f64], q: f64) -> f64 {
-    if values.is_empty() {
-        return f64::NAN;
-    }
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let rank = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len());
-    v[rank - 1]
 }
 
 pub fn summarize(rows: &[Row], schedulers: &[Scheduler]) -> Vec<SchedulerSummary> {

@@ -1,6 +1,12 @@
 //! graphene: packing- and dependency-aware scheduling of DAG jobs on multi-resource clusters.
 //!
 //! The library holds every algorithm; the `graphene` binary is a thin command-line layer.
+//! This crate is its facade: `api`, `request` and `compare` are its own, every other module
+//! comes from a crate of its layer and is re-exported here under the same name:
+//! graphene-model (`model`, `error`, `limits`, `deadline`, `lowerbound`, `validate`, `choice`),
+//! graphene-formats (`formats`, `trace`), graphene-engine (`space`, `offline`, `baselines`,
+//! `hetero`, `scheduler`, `learn`, `sim`, `online`, `fairness`, `metrics`, `env`) and
+//! graphene-io (`output`, `export`, `plot`).
 //!
 //! * [`model`]: DAGs of stages and tasks, clusters, schedules.
 //! * [`formats`]: reading DAGs (graphene JSON, WfCommons, Decima TPC-H), clusters and schedules.
@@ -24,31 +30,16 @@
 // Index loops over fixed resource arrays read better than zipped iterators here.
 #![allow(clippy::needless_range_loop, clippy::single_range_in_vec_init)]
 
+pub use graphene_engine::{
+    baselines, env, fairness, hetero, learn, metrics, offline, online, scheduler, sim, space, validate,
+};
+pub use graphene_formats::{formats, trace};
+pub use graphene_io::{export, output, plot};
+pub use graphene_model::{choice, deadline, error, limits, lowerbound, model, named_enum};
+
 pub mod api;
-pub mod baselines;
 pub mod compare;
-pub mod deadline;
-pub mod env;
-pub mod error;
-pub mod export;
-pub mod fairness;
-pub mod formats;
-pub mod hetero;
-pub mod learn;
-pub mod limits;
-pub mod lowerbound;
-pub mod metrics;
-pub mod model;
-pub mod offline;
-pub mod online;
-pub mod output;
-pub mod plot;
 pub mod request;
-pub mod scheduler;
-pub mod sim;
-pub mod space;
-pub mod trace;
-pub mod validate;
 
 pub use deadline::Deadline;
 pub use error::{Error, Result};

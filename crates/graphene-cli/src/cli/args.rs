@@ -10,6 +10,17 @@ use graphene::model::{Cluster, ClusterSpec, Dag};
 use graphene::request::{ClusterOptions, Source};
 use graphene::{Error, OfflineConfig, Result};
 
+/// The clap parser of a library enum a user names ([`graphene::choice::Choice`]): its names as
+/// the possible values, the first paragraph of each value's doc comment as its help.
+pub fn choice<T: graphene::choice::Choice + Send + Sync>() -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let values = T::CHOICES.iter().map(|c| match c.help() {
+        Some(help) => PossibleValue::new(c.name).help(help),
+        None => PossibleValue::new(c.name),
+    });
+    PossibleValuesParser::new(values).map(|name: String| T::from_name(&name).expect("a listed name"))
+}
+
 /// Input size limits (see `graphene::limits`), global to every command. Unset flags keep the
 /// library's defaults, or the service's lower ones for `serve`, where one request must not be
 /// able to take the memory every other request needs.
@@ -132,7 +143,7 @@ pub fn cluster_for(spec: &ClusterSpec, dag: &Dag, cluster_file: Option<&Path>, d
 #[derive(Args, Debug, Clone)]
 pub struct InputArgs {
     /// Input format (detected from the file's content, or a Spark log's name, when absent).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = choice::<Format>())]
     pub format: Option<Format>,
     /// TPC-H query (1-22) to read from a Decima TPC-H file.
     #[arg(long, value_name = "N")]
@@ -178,7 +189,7 @@ pub struct SearchArgs {
     pub no_cuts: bool,
     /// Placement keys tried for every candidate troublesome set: longest (the paper's rule),
     /// path-length, mixed (both at once), or several (the most compact schedule wins).
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "longest,path-length")]
+    #[arg(long, value_parser = choice::<graphene::offline::PlacementKey>(), value_delimiter = ',', default_value = "longest,path-length")]
     pub placement: Vec<graphene::offline::PlacementKey>,
     /// graphene: also try candidate troublesome sets made of tasks that cannot share a machine
     /// (over half a machine in some resource); off keeps the paper's LongScore / FragScore sets.

@@ -14,7 +14,7 @@ pub struct Args {
     pub schedule: PathBuf,
     /// tez: vertex and task priorities; yarn: container requests; sls: an SLS job trace;
     /// csv: task,stage,priority,start,end,machine.
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = super::args::choice::<ExportFormat>())]
     pub format: ExportFormat,
     /// Fold the priorities into at most N distinct values (ties only within a band). For tez
     /// and yarn a band is also cut where the container size changes (needs --dag), unless
@@ -30,7 +30,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub dag: Option<PathBuf>,
     /// Format of the --dag file (detected when absent).
-    #[arg(long, value_enum, value_name = "FORMAT")]
+    #[arg(long, value_parser = super::args::choice::<Format>(), value_name = "FORMAT")]
     pub dag_format: Option<Format>,
     /// TPC-H query of the --dag file; same meaning as for build-schedule.
     #[arg(long, value_name = "N")]

@@ -20,13 +20,13 @@ pub struct Args {
     /// Workload trace (native CSV, or Alibaba v2018).
     pub trace: PathBuf,
     /// Format of the trace file (detected when absent).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = super::args::choice::<TraceFormat>())]
     pub trace_format: Option<TraceFormat>,
     #[arg(long, value_enum)]
     pub format: TraceExportFormat,
     /// Task order within each job: graphene (priScore), natural (Tez: distance from the roots),
     /// cp (critical path).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = super::args::choice::<TraceOrder>())]
     pub order: TraceOrder,
     /// The scheduler's queues, e.g. q0,q1: a job in any other queue is an error [default: the
     /// trace's queues].

@@ -58,7 +58,7 @@ pub struct GanttArgs {
     #[command(flatten)]
     pub input: InputArgs,
     /// What a lane shows: a machine's tasks, or a machine's use of one resource.
-    #[arg(long, value_enum, default_value = "machine")]
+    #[arg(long, value_parser = super::args::choice::<Lanes>(), default_value = "machine")]
     pub by: Lanes,
     /// With more machines than this, consecutive machines share a lane.
     #[arg(long, value_name = "N", default_value_t = 40)]
@@ -84,7 +84,7 @@ pub struct CdfArgs {
     /// Replay directory of the baseline scheduler (for --metric jct and slowdown).
     #[arg(long, value_name = "DIR")]
     pub baseline: Option<PathBuf>,
-    #[arg(long, value_enum, default_value = "jct")]
+    #[arg(long, value_parser = super::args::choice::<Metric>(), default_value = "jct")]
     pub metric: Metric,
     /// Legend names of the lines, in order [default: the scheduler of each input].
     #[arg(long, value_delimiter = ',', value_name = "NAME,...")]

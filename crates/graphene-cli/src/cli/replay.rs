@@ -17,7 +17,7 @@ pub struct Common {
     /// Workload trace: native CSV (see README) or Alibaba v2018 batch tasks.
     pub trace: PathBuf,
     /// Trace format (detected from the content when absent).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = super::args::choice::<TraceFormat>())]
     pub trace_format: Option<TraceFormat>,
     /// Spread the jobs round-robin over K queues q0..q(K-1), replacing the trace's queues
     /// (K at most --limit-jobs).

@@ -256,7 +256,7 @@ pub fn run(a: Args) -> Result<i32> {
         .iter()
         .map(|file| decima::setting::DagSource {
             file: file.clone(),
-            format: a.input.format.and_then(|f| clap::ValueEnum::to_possible_value(&f)).map(|v| v.get_name().into()),
+            format: a.input.format.map(|f| f.to_string()),
             query: a.input.query,
         })
         .collect();

@@ -322,3 +322,36 @@ fn spark_logs_of_every_shape_go_to_every_dag_command_and_several_jobs_ask_for_jo
     assert!(r.stderr.contains("holds 15 DAGs (tpch-q5-aqe-job2, "), "{}", r.stderr);
     assert!(r.stderr.contains("pick one with --job ID"), "{}", r.stderr);
 }
+
+/// The values of the library's named enums (input formats, export formats, chart metrics, lanes,
+/// placement keys) reach clap from the library's own list: `--help` shows each value with the
+/// first paragraph of its doc comment, a listed name parses, another is refused naming them all.
+#[test]
+fn library_enums_are_the_clis_possible_values() {
+    use graphene::choice::Choice;
+    use graphene::export::ExportFormat;
+    use graphene::formats::Format;
+
+    let help = run(&["build-schedule", "--help"]).ok().stdout_str();
+    let shown = |name: &str| -> Option<String> {
+        let lines = help.lines().map(str::trim);
+        lines.filter_map(|l| l.strip_prefix(&format!("- {name}:"))).map(|h| h.trim().to_string()).next()
+    };
+    for c in Format::CHOICES {
+        assert_eq!(shown(c.name), c.help(), "build-schedule --help on {}:\n{help}", c.name);
+    }
+    assert_eq!(shown("native").as_deref(), Some("graphene's own `dag.json`"));
+
+    let r = run(&["export", "--format", "bogus", "x.json"]);
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    let names = ExportFormat::names().join(", ");
+    assert_eq!(names, "tez, yarn, sls, csv, chrome");
+    assert!(r.stderr.contains(&format!("[possible values: {names}]")), "{}", r.stderr);
+
+    let ex = example();
+    let out = build(&[&ex, "--format", "native", "--placement", "mixed,longest", "--no-timing", "--quiet"]).json();
+    assert_eq!(out["dag"], "example");
+    let r = run(&["build-schedule", &ex, "--placement", "Mixed"]);
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(r.stderr.contains("[possible values: longest, path-length, mixed]"), "{}", r.stderr);
+}
