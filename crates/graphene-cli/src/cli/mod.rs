@@ -15,6 +15,7 @@ mod compare;
 mod export;
 mod export_trace;
 mod gen_trace;
+mod help_layout;
 mod lower_bound;
 mod plot;
 mod progress;
@@ -93,7 +94,7 @@ where
         args.iter().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
     // Negative numbers are values, not flags: `--seed -1` should be refused by the value's
     // parser ("invalid digit"), not answered with a tip about `--` that does not apply.
-    let command = Cli::command().mut_subcommands(|s| s.allow_negative_numbers(true));
+    let command = help_layout::apply(Cli::command()).mut_subcommands(|s| s.allow_negative_numbers(true));
     let parsed = command.try_get_matches_from(args).and_then(|m| Cli::from_arg_matches(&m));
     let cli = match parsed {
         Ok(cli) => cli,

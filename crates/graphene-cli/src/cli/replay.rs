@@ -25,10 +25,72 @@ pub struct Common {
     pub spread_queues: Option<usize>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
+    /// Machines heartbeat only every --heartbeat seconds, not also when a task on them ends (as
+    /// YARN's node managers, which report a finished container at their next heartbeat).
+    #[arg(long)]
+    pub periodic_heartbeats: bool,
+    /// Any scheduler: a machine first serves the job of its last task while that job has
+    /// runnable work (the same stage first), and only then the scheduler's choice. Spark keeps
+    /// an executor with its application; with --waves a machine that moves pays the moving
+    /// delay and a fresh first task, so this is the heuristic baseline Decima must also beat.
+    #[arg(long)]
+    pub sticky: bool,
+    /// Every task holds its machine, and keeps its children waiting, this many seconds past
+    /// its duration: YARN's container life beyond the task (heartbeats between allocation,
+    /// launch, completion and the AM learning of it).
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
+    pub container_overhead: f64,
+    /// Queue shares, e.g. q0=0.5,q1=0.5 [default: equal shares of the trace's queues].
+    #[arg(long, value_name = "Q=SHARE,...")]
+    pub queues: Option<String>,
+    /// Seconds between periodic heartbeats of each machine.
+    #[arg(long, default_value_t = 1.0)]
+    pub heartbeat: f64,
+    /// Give up (exit 1, no outputs written) when a replay runs longer than this many seconds
+    /// of wall time.
+    #[arg(long, value_name = "SECONDS")]
+    pub time_limit: Option<f64>,
+    /// Schedulers see durations and demands off by a factor 1 + U(LOW, HIGH) per stage.
+    #[arg(long, value_name = "LOW:HIGH")]
+    pub misestimate: Option<String>,
+    /// Which estimates --misestimate falsifies (the draws are the same in every mode).
+    #[arg(long, value_enum, default_value = "both", requires = "misestimate")]
+    pub misestimate_what: MisestimatedArg,
     /// graphene: bounded unfairness; a queue owed more than KAPPA x cluster capacity is served
     /// first [default: 0.1; "none" turns the bound off].
     #[arg(long, value_name = "K")]
     pub kappa: Option<String>,
+    /// graphene: `paper` follows the paper's online rules exactly (raw priScores across jobs,
+    /// deficits charged per launch, every queue contending), to measure what each of the
+    /// defaults' changes buys; `default` is this project's rules (README).
+    #[arg(long, value_name = "RULES", default_value = "default", value_parser = ["default", "paper"])]
+    pub online_rules: String,
+    /// graphene: the shortest-remaining-work term in the paper's units (`work`: duration x
+    /// demand left, times eta) or as the job's rank by work left among the candidates (`rank`,
+    /// scaled to [0, 1], times eta x the mean packing score; see BENCHMARKS' online robustness).
+    #[arg(long, value_name = "TERM", default_value = "work", value_parser = ["work", "rank"])]
+    pub srpt_term: String,
+    /// graphene: weight of shortest-remaining-work against packing x priority, or "auto".
+    #[arg(long, value_name = "E|auto", default_value = "auto")]
+    pub eta: String,
+    /// graphene: remote penalty multiplying the packing score of tasks that would read remote
+    /// data.
+    #[arg(long, value_name = "R")]
+    pub rp: Option<f64>,
+    /// graphene: overbookable resources (disk, net) may be allocated up to this multiple of a
+    /// machine's capacity [default: 1.2]; 1 never overbooks.
+    #[arg(long, value_name = "X")]
+    pub overbook_limit: Option<f64>,
+    /// graphene: fairness unit for the deficit counters.
+    #[arg(long, value_enum, default_value = "drf")]
+    pub fairness: Fairness,
+    /// graphene (and tetris's gate): what a launch charges the deficit counters: `time` (unit x
+    /// estimated duration / 60 s, so kappa bounds resource-time), `time-bounded` (the same, but
+    /// no launch charges more than kappa x C, the look-ahead rule's proof condition), `accrue`
+    /// (a launch charges the first 60 s of its estimate, the rest accrues per second the task
+    /// actually runs) or `task` (the unit alone, per launch, as the paper).
+    #[arg(long, value_enum, default_value = "time")]
+    pub charge: ChargeArg,
     /// tetris: the same deficit-counter bound as graphene's --kappa (same --fairness and
     /// --charge), to compare the two at equal fairness [default: none, Tetris's baseline].
     #[arg(long, value_name = "K")]
@@ -69,68 +131,6 @@ pub struct Common {
     /// order `export-trace --order natural` gives the SLS AM) [default: off, by stage index]
     #[arg(long)]
     pub cs_tez_order: bool,
-    /// Machines heartbeat only every --heartbeat seconds, not also when a task on them ends (as
-    /// YARN's node managers, which report a finished container at their next heartbeat).
-    #[arg(long)]
-    pub periodic_heartbeats: bool,
-    /// Any scheduler: a machine first serves the job of its last task while that job has
-    /// runnable work (the same stage first), and only then the scheduler's choice. Spark keeps
-    /// an executor with its application; with --waves a machine that moves pays the moving
-    /// delay and a fresh first task, so this is the heuristic baseline Decima must also beat.
-    #[arg(long)]
-    pub sticky: bool,
-    /// Every task holds its machine, and keeps its children waiting, this many seconds past
-    /// its duration: YARN's container life beyond the task (heartbeats between allocation,
-    /// launch, completion and the AM learning of it) [default: 0].
-    #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
-    pub container_overhead: f64,
-    /// graphene: `paper` follows the paper's online rules exactly (raw priScores across jobs,
-    /// deficits charged per launch, every queue contending), to measure what each of the
-    /// defaults' changes buys; `default` is this project's rules (README).
-    #[arg(long, value_name = "RULES", default_value = "default", value_parser = ["default", "paper"])]
-    pub online_rules: String,
-    /// graphene: the shortest-remaining-work term in the paper's units (`work`: duration x
-    /// demand left, times eta) or as the job's rank by work left among the candidates (`rank`,
-    /// scaled to [0, 1], times eta x the mean packing score; see BENCHMARKS' online robustness).
-    #[arg(long, value_name = "TERM", default_value = "work", value_parser = ["work", "rank"])]
-    pub srpt_term: String,
-    /// graphene: weight of shortest-remaining-work against packing x priority, or "auto".
-    #[arg(long, value_name = "E|auto", default_value = "auto")]
-    pub eta: String,
-    /// graphene: remote penalty multiplying the packing score of tasks that would read remote
-    /// data.
-    #[arg(long, value_name = "R")]
-    pub rp: Option<f64>,
-    /// graphene: overbookable resources (disk, net) may be allocated up to this multiple of a
-    /// machine's capacity [default: 1.2]; 1 never overbooks.
-    #[arg(long, value_name = "X")]
-    pub overbook_limit: Option<f64>,
-    /// graphene: fairness unit for the deficit counters.
-    #[arg(long, value_enum, default_value = "drf")]
-    pub fairness: Fairness,
-    /// graphene (and tetris's gate): what a launch charges the deficit counters: `time` (unit x
-    /// estimated duration / 60 s, so kappa bounds resource-time), `time-bounded` (the same, but
-    /// no launch charges more than kappa x C, the look-ahead rule's proof condition), `accrue`
-    /// (a launch charges the first 60 s of its estimate, the rest accrues per second the task
-    /// actually runs) or `task` (the unit alone, per launch, as the paper).
-    #[arg(long, value_enum, default_value = "time")]
-    pub charge: ChargeArg,
-    /// Queue shares, e.g. q0=0.5,q1=0.5 [default: equal shares of the trace's queues].
-    #[arg(long, value_name = "Q=SHARE,...")]
-    pub queues: Option<String>,
-    /// Seconds between periodic heartbeats of each machine.
-    #[arg(long, default_value_t = 1.0)]
-    pub heartbeat: f64,
-    /// Give up (exit 1, no outputs written) when a replay runs longer than this many seconds
-    /// of wall time.
-    #[arg(long, value_name = "SECONDS")]
-    pub time_limit: Option<f64>,
-    /// Schedulers see durations and demands off by a factor 1 + U(LOW, HIGH) per stage.
-    #[arg(long, value_name = "LOW:HIGH")]
-    pub misestimate: Option<String>,
-    /// Which estimates --misestimate falsifies (the draws are the same in every mode).
-    #[arg(long, value_enum, default_value = "both", requires = "misestimate")]
-    pub misestimate_what: MisestimatedArg,
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// decima: weights file (from `graphene train-decima`) [default: the bundled model whose
@@ -157,12 +157,12 @@ pub struct Common {
 
 #[derive(clap::Args)]
 pub struct Args {
-    #[command(flatten)]
-    pub common: Common,
     /// Online scheduler (see README): graphene, cs, fifo, tetris, cp, drf, random, slearn,
     /// graphene+cs, graphene+tetris, heft, decima.
     #[arg(long, default_value = "cs")]
     pub scheduler: String,
+    #[command(flatten)]
+    pub common: Common,
     /// Directory for jobs.csv, schedule.csv and summary.json.
     #[arg(long, default_value = "results")]
     pub out: PathBuf,

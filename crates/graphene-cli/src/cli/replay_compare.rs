@@ -11,8 +11,6 @@ use graphene::request::ReplaySetup;
 
 #[derive(clap::Args)]
 pub struct Args {
-    #[command(flatten)]
-    pub common: Common,
     /// Comma-separated online schedulers [default: all]: graphene, cs, fifo, tetris, cp, drf,
     /// random, slearn, graphene+cs, graphene+tetris, heft, decima.
     #[arg(long, value_delimiter = ',')]
@@ -20,6 +18,8 @@ pub struct Args {
     /// Scheduler the per-job JCT gaps are measured against.
     #[arg(long, default_value = "cs")]
     pub baseline: String,
+    #[command(flatten)]
+    pub common: Common,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,

@@ -69,6 +69,10 @@ pub struct Output<T: Trainer> {
     pub out: PathBuf,
     #[arg(long, short, help = T::QUIET_HELP)]
     pub quiet: bool,
+    /// Leave wall-clock seconds out of the progress lines and the closing summary, so that two
+    /// runs with one seed print the same text (the weights file never holds a timing).
+    #[arg(long)]
+    pub no_timing: bool,
     #[arg(skip)]
     trainer: PhantomData<T>,
 }
@@ -80,6 +84,15 @@ impl<T: Trainer> Output<T> {
         match &self.init {
             Some(p) => Weights::load(p),
             None => Ok(Weights::init(mix(seed, 1 << 42))),
+        }
+    }
+
+    /// " in 12.3 s" since `started`, or nothing under `--no-timing`.
+    pub fn took(&self, started: std::time::Instant) -> String {
+        if self.no_timing {
+            String::new()
+        } else {
+            format!(" in {:.1} s", started.elapsed().as_secs_f64())
         }
     }
 

@@ -290,10 +290,10 @@ pub fn run(a: Args) -> Result<i32> {
     if !a.output.quiet {
         let kept = train_args::kept(trained.best_at, |jct| format!("held-out mean JCT {jct:.2} s"));
         eprintln!(
-            "train-decima: {} iterations x {} rollouts in {:.1} s (mean gap {:.2} s, offered load {:.3}{}), {kept}, wrote {}",
+            "train-decima: {} iterations x {} rollouts{} (mean gap {:.2} s, offered load {:.3}{}), {kept}, wrote {}",
             a.steps.iterations,
             a.steps.rollouts,
-            started.elapsed().as_secs_f64(),
+            a.output.took(started),
             mean_gap,
             load,
             if waves.is_some() { ", wave durations" } else { "" },

@@ -122,6 +122,7 @@ pub fn run(a: Args) -> Result<i32> {
         .collect::<Result<_>>()?;
     let init = a.output.initial(seed)?;
     let quiet = a.output.quiet;
+    let no_timing = a.output.no_timing;
     let started = std::time::Instant::now();
     let bar = super::progress::bar(
         a.steps.iterations as u64,
@@ -135,11 +136,11 @@ pub fn run(a: Args) -> Result<i32> {
         if let Some(b) = &bar {
             b.set_position(s.iteration as u64);
         }
-        let t = started.elapsed().as_secs_f64();
+        let t = if no_timing { String::new() } else { format!(" ({:.0} s)", started.elapsed().as_secs_f64()) };
         let line = match s.eval_ratio {
-            Some(r) if s.iteration == 0 => format!("iteration     0: held-out greedy / rankup-deft {r:.4} ({t:.0} s)"),
+            Some(r) if s.iteration == 0 => format!("iteration     0: held-out greedy / rankup-deft {r:.4}{t}"),
             Some(r) => format!(
-                "iteration {:>5}: {:>2} jobs ccr {:<3} sampled / rankup-deft {:.4}, entropy {:.3}; held-out greedy / rankup-deft {r:.4} ({t:.0} s)",
+                "iteration {:>5}: {:>2} jobs ccr {:<3} sampled / rankup-deft {:.4}, entropy {:.3}; held-out greedy / rankup-deft {r:.4}{t}",
                 s.iteration, s.jobs, s.ccr, s.sample_ratio, s.entropy
             ),
             None => return,
@@ -180,10 +181,10 @@ pub fn run(a: Args) -> Result<i32> {
     if !a.output.quiet {
         let kept = train_args::kept(trained.best_at, |r| format!("held-out greedy / rankup-deft {r:.4}"));
         eprintln!(
-            "train-lachesis: {} iterations x {} rollouts in {:.1} s, {kept}, wrote {}",
+            "train-lachesis: {} iterations x {} rollouts{}, {kept}, wrote {}",
             a.steps.iterations,
             a.steps.rollouts,
-            started.elapsed().as_secs_f64(),
+            a.output.took(started),
             a.output.out.display()
         );
     }

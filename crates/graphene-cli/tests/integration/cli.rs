@@ -355,3 +355,41 @@ fn library_enums_are_the_clis_possible_values() {
     assert_eq!(r.code, Some(2), "{}", r.stderr);
     assert!(r.stderr.contains("[possible values: longest, path-length, mixed]"), "{}", r.stderr);
 }
+
+/// `-h` is a page: at most 40 lines for every command, the common flags under their headings
+/// (the scheduler first where a command has one); `--help` holds every flag, limits last.
+#[test]
+fn short_help_fits_a_page_and_long_help_is_grouped() {
+    let commands: &[&[&str]] = &[
+        &["build-schedule"],
+        &["lower-bound"],
+        &["validate"],
+        &["compare"],
+        &["gen-trace"],
+        &["replay"],
+        &["replay-compare"],
+        &["export"],
+        &["export-trace"],
+        &["serve"],
+        &["train-decima"],
+        &["train-lachesis"],
+        &["plot", "gantt"],
+        &["plot", "usage"],
+        &["plot", "cdf"],
+    ];
+    for c in commands {
+        let short = run(&[c, &["-h"][..]].concat()).ok().stdout_str();
+        let lines = short.lines().count();
+        assert!(lines <= 40, "{} -h is {lines} lines:\n{short}", c.join(" "));
+        let long = run(&[c, &["--help"][..]].concat()).ok().stdout_str();
+        assert!(long.lines().count() > lines, "{}: --help adds nothing to -h", c.join(" "));
+        assert!(long.contains("\nLimits:\n      --limit-tasks <N>"), "{}: no Limits heading:\n{long}", c.join(" "));
+        assert!(!short.contains("--limit-tasks <N>"), "{}: limits in -h", c.join(" "));
+    }
+    let replay = run(&["replay", "--help"]).ok().stdout_str();
+    let at = |s: &str| replay.find(s).unwrap_or_else(|| panic!("no {s} in replay --help"));
+    assert!(at("\nScheduler:\n      --scheduler") < at("\nCluster:"), "{replay}");
+    assert!(at("\nCluster:") < at("\nOnline scheduler knobs:"));
+    assert!(at("\nOnline scheduler knobs:") < at("\nOutput:"));
+    assert!(!replay.contains("[default: 0] [default: 0]"), "a default shown twice");
+}

@@ -330,10 +330,7 @@ fn write_the_spark_codec_inputs() {
     put("seeds/spark_rolling/two-jobs-2-zstd-parts-numbered-by-10", &framed(&[0x1d]));
     put("seeds/spark_rolling/two-jobs-4-plain-parts", &framed(&[0x03]));
     put("refused/spark_lz4/version-digit-changed.lz4", &changed(writers::lz4_java(&text, 1024)));
-    put(
-        "refused/spark_zstd/version-digit-changed.zstd",
-        &changed(writers::zstd_frames(&text, 1024, true, true)),
-    );
+    put("refused/spark_zstd/version-digit-changed.zstd", &changed(writers::zstd_frames(&text, 1024, true, true)));
     put("regressions/spark_lz4/two-jobs-version-digit-changed", &flip(0x04, &writers::lz4_java(&text, 1024)));
     let zstd = writers::zstd_frames(&text, 256, true, true);
     put("regressions/spark_zstd/two-jobs-version-digit-changed", &flip(0x1a, &zstd));

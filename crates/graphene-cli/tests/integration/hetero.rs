@@ -353,6 +353,52 @@ fn lachesis_schedules_validate_through_the_cli() {
     assert!(out.contains("lachesis"), "{out}");
 }
 
+/// `--no-timing`: the trainers' progress and summary lines carry no wall-clock seconds, so two
+/// runs with one seed print the same text.
+#[test]
+fn trainers_print_the_same_text_under_no_timing() {
+    let data = crate::util::shared_or_skip!("data/decima-tpch/json");
+    use crate::util::run;
+    let dir = crate::util::tempdir();
+    let dags = data.join("tpch-2g.json").display().to_string();
+    let train = |out: &str| {
+        let out = dir.path().join(out).display().to_string();
+        let args = [
+            "train-lachesis",
+            "--dags",
+            &dags,
+            "--machines",
+            "8",
+            "--jobs-min",
+            "1",
+            "--jobs-max",
+            "2",
+            "--iterations",
+            "3",
+            "--rollouts",
+            "2",
+            "--eval-batches",
+            "1",
+            "--eval-jobs",
+            "1",
+            "--eval-every",
+            "2",
+            "--seed",
+            "4",
+            "--no-timing",
+            "--out",
+            &out,
+        ];
+        let r = run(&args).ok();
+        (r.stderr.replace(&out, "OUT"), std::fs::read(&out).expect("model written"))
+    };
+    let (a, b) = (train("a.json"), train("b.json"));
+    assert_eq!(a, b, "same seed, same text and bytes");
+    assert!(a.0.contains("train-lachesis: 3 iterations x 2 rollouts, "), "{}", a.0);
+    assert!(a.0.contains("iteration     0: held-out greedy / rankup-deft "), "{}", a.0);
+    assert!(!a.0.contains(" s)") && !a.0.contains(" in "), "a timing is printed: {}", a.0);
+}
+
 /// `train-lachesis` twice with one seed writes the same bytes; the file records the setting; a
 /// file of another format given as --init is refused naming the field.
 #[test]
