@@ -315,7 +315,7 @@ pub fn train(
             }
             loss /= n as f64;
             ent /= n as f64;
-            reinforce::step(&mut adam, &mut model.params, per.iter().map(|(g, _, _)| g.as_slice()), n, cfg.lr);
+            reinforce::step(&mut adam, &mut model.params, per.iter().map(|(g, _, _)| g.as_slice()), n, cfg.lr, it + 1)?;
         }
         let eval_ratio = if scoring && reinforce::eval_due(eval_every, it, cfg.iterations) {
             let r = evaluate(&model, eval, cfg.decision);
