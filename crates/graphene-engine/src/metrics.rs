@@ -32,6 +32,8 @@ pub struct UtilizationPoint {
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Fairness {
+    /// The window used: the one asked for, or wider when a replay is so long that its queues
+    /// would need more than [`MAX_FAIRNESS_CELLS`] (queue, window) cells.
     pub window_s: f64,
     /// Mean over windows in which at least two queues had jobs in the system.
     pub jain_mean: f64,
@@ -125,6 +127,11 @@ pub fn summarize(workload: &Workload, cluster: &Cluster, result: &SimResult, sha
     }
 }
 
+/// Most (queue, window) cells the fairness index keeps for one window size (two numbers each):
+/// 16 MB, a week of 10 s windows for 16 queues. A replay whose realized makespan would need more (a task of 10^12 s made 10^11 ten-
+/// second windows, an 800 GB allocation) is measured over wider windows.
+pub const MAX_FAIRNESS_CELLS: f64 = 1e6;
+
 /// Jain's index over windows of `window` seconds of each queue's dominant-resource usage
 /// divided by its entitled share, counting only windows in which two or more queues had jobs
 /// in the system (otherwise one queue may rightly use everything).
@@ -138,6 +145,7 @@ fn fairness(
 ) -> Fairness {
     let queues = workload.queues();
     let nq = queues.len();
+    let window = window.max(result.makespan * nq.max(1) as f64 / MAX_FAIRNESS_CELLS);
     let n = (result.makespan / window).ceil().max(1.0) as usize;
     let qidx: Vec<usize> =
         workload.jobs.iter().map(|j| queues.iter().position(|q| q == &j.queue).unwrap_or(0)).collect();

@@ -122,6 +122,24 @@ pub const MAX_NESTING: usize = 64;
 /// JSON reader here keeps (it refuses deeper input with "recursion limit exceeded").
 pub const MAX_JSON_NESTING: usize = 128;
 
+/// Most worker threads `--threads` may ask for: each costs a stack (2 MiB or more) and a kernel
+/// thread, and a billion of them aborted the process; far above the cores of any machine the
+/// search can use.
+pub const MAX_THREADS: usize = 1024;
+
+/// Fails unless `--threads` is between 1 and [`MAX_THREADS`].
+pub fn check_threads(k: usize) -> Result<()> {
+    if k == 0 {
+        return Err(Error::Usage("--threads must be at least 1".into()));
+    }
+    if k > MAX_THREADS {
+        return Err(Error::Usage(format!(
+            "--threads {k} exceeds the limit of {MAX_THREADS} (each thread takes a stack; use at most one per core)"
+        )));
+    }
+    Ok(())
+}
+
 static CURRENT: RwLock<Limits> = RwLock::new(Limits::DEFAULT);
 
 /// The limits in force.

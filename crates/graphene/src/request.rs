@@ -273,6 +273,9 @@ impl SearchOptions {
         if self.exact && self.exact_nodes == 0 {
             return Err(Error::Usage("--exact-nodes must be at least 1".into()));
         }
+        if let Some(k) = self.threads {
+            crate::limits::check_threads(k)?;
+        }
         let mut keys = self.placement.clone();
         keys.dedup();
         Ok(OfflineConfig {
@@ -295,8 +298,8 @@ impl SearchOptions {
     pub fn in_pool<T: Send>(&self, f: impl FnOnce() -> T + Send) -> Result<T> {
         match self.threads {
             None => Ok(f()),
-            Some(0) => Err(Error::Usage("--threads must be at least 1".into())),
             Some(k) => {
+                crate::limits::check_threads(k)?;
                 let pool = rayon::ThreadPoolBuilder::new()
                     .num_threads(k)
                     .build()

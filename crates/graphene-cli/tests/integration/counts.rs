@@ -278,3 +278,54 @@ fn export_scales_are_checked_against_what_yarn_holds() {
     );
     assert!(!dir.path().join("et").exists());
 }
+
+/// A waves sidecar sample of 1e15 ms (10^12 s, the largest accepted) ran the replay for hours
+/// (every machine heartbeat through the long task) and then asked for 800 GB of fairness
+/// windows. Now the quiet stretch is crossed in one step: the replay finishes, the long task
+/// runs its 10^12 s, and the fairness windows widen (`window_s`).
+#[test]
+fn a_huge_waves_sample_replays_without_hanging() {
+    let dir = tempdir();
+    let trace = write(
+        dir.path(),
+        "t.csv",
+        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations\n\
+         j0,0,q0,a,3,1,1,0,0,0,,\nj0,0,q0,b,1,1,1,0,0,0,a,\nj1,8,q0,c,1,1,1,0,0,0,,\n",
+    );
+    let waves = repo("fuzz/regressions/waves/fresh-sample-1e15-ms.json");
+    let out = dir.path().join("r");
+    for scheduler in ["fifo", "cs", "tetris", "graphene"] {
+        let args = ["replay", &p(&trace), "--scheduler", scheduler, "--machines", "2", "--capacity", "cpu=1"];
+        run(&[&args[..], &["--waves", &p(&waves), "--seed", "1", "-q", "--out", &p(&out)]].concat()).ok();
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+        let makespan = s["summary"]["makespan"].as_f64().unwrap();
+        assert!(makespan > 1e12 && makespan < 1e12 + 100.0, "{scheduler}: {makespan}");
+        let window = s["summary"]["fairness"][0]["window_s"].as_f64().unwrap();
+        assert!(window >= makespan / 1e6, "{scheduler}: window {window}");
+    }
+}
+
+/// `--threads` above 1,024 and a learning rate above 1 are refused before any work (a billion
+/// threads aborted; `--lr 1e300` trained weights into NaN and wrote them).
+#[test]
+fn threads_and_learning_rates_are_bounded() {
+    let dir = tempdir();
+    for cmd in ["build-schedule", "compare"] {
+        refused(
+            &run(&[cmd, &example(), "--threads", "1000000000", "-q"]),
+            "--threads 1000000000 exceeds the limit of 1024",
+        );
+        refused(&run(&[cmd, &example(), "--threads", "0", "-q"]), "--threads must be at least 1");
+    }
+    run(&["build-schedule", &example(), "--threads", "2", "-q", "--no-timing"]).ok();
+    let missing = p(&dir.path().join("missing.json"));
+    let out = p(&dir.path().join("w.json"));
+    for cmd in ["train-decima", "train-lachesis"] {
+        refused(
+            &run(&[cmd, "--dags", &missing, "--lr", "1e300", "-q", "--out", &out]),
+            "--lr 1e300: learning rate above the limit of 1",
+        );
+    }
+    assert!(!dir.path().join("w.json").exists());
+}

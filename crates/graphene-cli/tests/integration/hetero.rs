@@ -474,3 +474,91 @@ fn train_lachesis_is_deterministic_and_records_its_setting() {
     assert_eq!(r.code, Some(1));
     assert!(r.stderr.contains("rollouts"), "{}", r.stderr);
 }
+
+/// The list schedulers run as many tasks on a machine at once as fit its capacity in every
+/// resource (dslab-dag's HEFT schedules each core), not one task per machine: 160 independent
+/// one-core tasks of length 1 take 10 on one 16-core machine, 160 on a one-core one; the
+/// audit's 50 machines of 16 cores run 800 such tasks in 1, not 16. Every schedule passes
+/// `graphene validate` against the same cluster.
+#[test]
+fn list_schedulers_run_as_many_tasks_on_a_machine_as_fit_its_capacity() {
+    let dir = crate::util::tempdir();
+    let flat = |n: usize| {
+        format!(
+            r#"{{"resources": ["cpu"], "stages": [{{"id": "a", "tasks": {n}, "duration": 1, "demands": {{"cpu": 1}}}}]}}"#
+        )
+    };
+    let small = crate::util::write(dir.path(), "flat160.json", &flat(160));
+    let wide = crate::util::write(dir.path(), "flat800.json", &flat(800));
+    let out = dir.path().join("s.json");
+    let (o, s) = (out.display().to_string(), small.display().to_string());
+    for algo in ["heft", "cpop", "fifo-deft", "sjf-deft", "hrrn-deft", "rankup-deft", "lachesis"] {
+        for (dag, machines, capacity, want) in
+            [(&small, "1", "cpu=16", 10.0), (&small, "1", "cpu=1", 160.0), (&wide, "50", "cpu=16", 1.0)]
+        {
+            let d = dag.display().to_string();
+            let cluster = ["--machines", machines, "--capacity", capacity];
+            let mut args = vec!["build-schedule", &d, "--scheduler", algo, "-q", "--no-timing", "-o", &o];
+            args.extend(cluster);
+            crate::util::run(&args).ok();
+            let sched: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+            let got = sched["makespan"].as_f64().unwrap();
+            assert_eq!(got, want, "{algo} on {machines} x {capacity}: {d}");
+            let mut args = vec!["validate", &d, &o];
+            args.extend(cluster);
+            let v = crate::util::run(&args).ok();
+            assert!(v.stdout_str().starts_with("valid:"), "{algo}: {}", v.stdout_str());
+        }
+        // Sixteen at once is the most one machine holds: against 8 cores the schedule breaks.
+        let mut args = vec!["build-schedule", &s, "--scheduler", algo, "-q", "--no-timing", "-o", &o];
+        args.extend(["--machines", "1", "--capacity", "cpu=16"]);
+        crate::util::run(&args).ok();
+        let v = crate::util::run(&["validate", &s, &o, "--machines", "1", "--capacity", "cpu=8"]);
+        assert_eq!(v.code, Some(1), "{algo}");
+        assert!(v.stderr.contains("machine 0 at time 0: cpu in use 16 exceeds capacity 8"), "{}", v.stderr);
+    }
+    // Every resource binds: 32 tasks of 8 GB on a 64 GB machine run 8 at a time (4 waves of
+    // 2), then their 16 one-core children all at once: 9.
+    let layered = crate::util::write(
+        dir.path(),
+        "layered.json",
+        r#"{"resources": ["cpu", "mem"], "stages": [
+            {"id": "a", "tasks": 32, "duration": 2, "demands": {"cpu": 1, "mem": 8}},
+            {"id": "b", "tasks": 16, "duration": 1, "demands": {"cpu": 1}, "parents": ["a"]}]}"#,
+    );
+    let l = layered.display().to_string();
+    for algo in ["heft", "cpop", "rankup-deft"] {
+        let args = ["build-schedule", &l, "--scheduler", algo, "-q", "--no-timing", "-o", &o];
+        crate::util::run(&[&args[..], &["--machines", "1", "--capacity", "cpu=16,mem=64"]].concat()).ok();
+        let sched: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        assert_eq!(sched["makespan"].as_f64().unwrap(), 9.0, "{algo}");
+        crate::util::run(&["validate", &l, &o, "--machines", "1", "--capacity", "cpu=16,mem=64"]).ok();
+    }
+    // compare runs the same library code.
+    let r = crate::util::run(&["compare", &s, "--schedulers", "heft,cpop", "--machines", "1", "--capacity", "cpu=16"]);
+    let text = r.ok().stdout_str();
+    for algo in ["heft", "cpop"] {
+        let line = text.lines().find(|l| l.split_whitespace().nth(2) == Some(algo)).expect("a row per scheduler");
+        assert_eq!(line.split_whitespace().nth(3), Some("10.000"), "{line}");
+    }
+}
+
+/// The online `heft` policy has always filled a machine's capacity at each heartbeat: the same
+/// 160 one-core tasks replayed on one 16-core machine take 10 s.
+#[test]
+fn online_heft_fills_a_machine_to_its_capacity() {
+    let dir = crate::util::tempdir();
+    let dag = crate::util::write(
+        dir.path(),
+        "flat.json",
+        r#"{"resources": ["cpu"], "stages": [{"id": "a", "tasks": 160, "duration": 1, "demands": {"cpu": 1}}]}"#,
+    );
+    let trace = dir.path().join("t.csv").display().to_string();
+    crate::util::run(&["gen-trace", "--dags", &dag.display().to_string(), "--jobs", "1", "-q", "--out", &trace]).ok();
+    let out = dir.path().join("r").display().to_string();
+    let args = ["replay", &trace, "--scheduler", "heft", "--machines", "1", "--capacity", "cpu=16", "-q"];
+    crate::util::run(&[&args[..], &["--out", &out]].concat()).ok();
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("r/summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["summary"]["makespan"].as_f64(), Some(10.0), "{summary}");
+}

@@ -6,7 +6,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::error::{Error, Result};
-use crate::model::{Dag, DagBuilder, StageSpec, TaskSpec};
+use crate::model::{Dag, DagBuilder, ResVec, StageSpec, TaskSpec};
 
 /// The disjoint union of `jobs`; stage `s` of job `j` is named `j<j>.<s>`. Every job must name
 /// the same resources.
@@ -67,6 +67,31 @@ pub fn with_transfer_rule(dag: &Dag, ccr: f64) -> Result<Dag> {
             let mean = p.tasks().map(|t| dag.tasks[t as usize].duration).sum::<f64>() / p.len.max(1) as f64;
             if ccr * mean > 0.0 {
                 b.edge_data(p.name.clone(), stage.name.clone(), ccr * mean);
+            }
+        }
+    }
+    b.build()
+}
+
+/// The jobs as LACHESIS's executors see them: every task takes its executor's one slot (`cpu`
+/// 1, the only resource kept), whatever its file demands, so that an executor of capacity
+/// `cpu` 1 (`lachesis::train::executors`) runs one task at a time. Edge data is kept.
+pub fn one_slot(dag: &Dag) -> Result<Dag> {
+    let slot = ResVec::from_slice(&[1.0]);
+    let mut b = DagBuilder::new(dag.name.clone(), vec!["cpu".to_string()]);
+    for stage in &dag.stages {
+        b.stage(StageSpec {
+            name: stage.name.clone(),
+            group: Some(dag.groups[stage.group as usize].clone()),
+            tasks: stage.tasks().map(|t| TaskSpec { duration: dag.tasks[t as usize].duration, demand: slot }).collect(),
+            parents: stage.parents.iter().map(|e| (dag.stages[e.stage as usize].name.clone(), e.kind)).collect(),
+        });
+    }
+    for (c, stage) in dag.stages.iter().enumerate() {
+        for e in &stage.parents {
+            let d = dag.edge_data(e.stage, c as u32);
+            if d > 0.0 {
+                b.edge_data(dag.stages[e.stage as usize].name.clone(), stage.name.clone(), d);
             }
         }
     }

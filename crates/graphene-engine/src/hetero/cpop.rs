@@ -45,7 +45,7 @@ pub fn cpop(inst: &Instance) -> Plan {
             Some(m) if critical[t as usize] => plan.eft_on(inst, t, m),
             _ => plan.eft(inst, t),
         };
-        plan.commit(t, choice);
+        plan.commit(inst, t, choice);
         for &(c, _) in inst.children(t) {
             waiting[c as usize] -= 1;
             if waiting[c as usize] == 0 {

@@ -6,8 +6,8 @@
 //! when the duplicated parent is the one whose data arrives last on that machine: duplicating
 //! any other leaves the maximum where it was. So per machine only that critical parent is tried,
 //! which keeps a step at O(parents x machines) as the paper's complexity analysis states. Unlike
-//! the formula, the duplicate and the task are fitted into the machine's idle gaps (insertion),
-//! so a busy machine is never double-booked.
+//! the formula, the duplicate and the task are fitted where their demands fit beside what already
+//! runs on the machine (insertion), so a machine is never booked past its capacity.
 
 use super::instance::Instance;
 use super::plan::{Choice, Plan};
@@ -39,15 +39,18 @@ pub fn allocate(inst: &Instance, plan: &Plan, t: u32) -> Allocation {
             }
         }
         let tl = &plan.timelines[m as usize];
-        let start = tl.earliest(latest, dur);
+        let demand = inst.demand(t);
+        let start = tl.earliest(latest, dur, demand);
         let eft = Allocation { task: Choice { machine: m, start, end: start + dur }, duplicate: None };
         let mut here = eft;
         if let Some(p) = crit.filter(|&p| inst.fits(p, m) && plan.runs[p as usize].iter().all(|r| r.0 != m)) {
             let pdur = inst.run_time(p, m);
-            let pstart = tl.earliest(plan.ready_at(inst, p, m), pdur);
+            let pstart = tl.earliest(plan.ready_at(inst, p, m), pdur, inst.demand(p));
             let pend = pstart + pdur;
             if pend < latest {
-                let s = tl.earliest_with(pend.max(second), dur, (pstart, pend));
+                // The task starts once the copy has ended, so the copy's run never overlaps
+                // the task's and takes none of the capacity the task needs.
+                let s = tl.earliest(pend.max(second), dur, demand);
                 if s + dur < here.task.end {
                     here = Allocation {
                         task: Choice { machine: m, start: s, end: s + dur },
@@ -63,9 +66,9 @@ pub fn allocate(inst: &Instance, plan: &Plan, t: u32) -> Allocation {
     best.expect("every task fits some machine (checked when the cluster was resolved)")
 }
 
-pub fn commit(plan: &mut Plan, t: u32, a: &Allocation) {
+pub fn commit(inst: &Instance, plan: &mut Plan, t: u32, a: &Allocation) {
     if let Some((p, c)) = a.duplicate {
-        plan.commit(p, c);
+        plan.commit(inst, p, c);
     }
-    plan.commit(t, a.task);
+    plan.commit(inst, t, a.task);
 }

@@ -14,7 +14,7 @@ pub fn heft(inst: &Instance) -> Plan {
     let mut plan = Plan::new(inst);
     for t in order {
         let c = plan.eft(inst, t);
-        plan.commit(t, c);
+        plan.commit(inst, t, c);
     }
     plan
 }

@@ -4,7 +4,7 @@
 //! Stage edges are expanded to task pairs once here (compressed rows), because HEFT-style
 //! schedulers look at every parent of every task on every machine and want that to be a slice.
 
-use crate::model::{Cluster, Dag, Network};
+use crate::model::{Cluster, Dag, Network, ResVec, MAX_RESOURCES};
 
 pub struct Instance {
     /// Work of each task (its duration at speed 1).
@@ -18,6 +18,12 @@ pub struct Instance {
     mean_inverse_bandwidth: f64,
     /// `fits[t * machines + m]` when some task does not fit every machine; None when all do.
     fits: Option<Vec<bool>>,
+    /// Each task's demand and each machine's capacity: a machine runs at once as many tasks as
+    /// fit.
+    demand: Vec<ResVec>,
+    caps: Vec<ResVec>,
+    /// Resources past the last one some machine has are not stored in the machines' usage.
+    width: usize,
 }
 
 impl Instance {
@@ -66,6 +72,14 @@ impl Instance {
             net: net.clone(),
             mean_inverse_bandwidth: net.mean_inverse_bandwidth(),
             fits,
+            demand: dag.tasks.iter().map(|t| t.demand).collect(),
+            caps: cluster.machines.clone(),
+            width: cluster
+                .machines
+                .iter()
+                .filter_map(|c| (0..MAX_RESOURCES).rev().find(|&k| c.0[k] != 0.0))
+                .max()
+                .map_or(1, |k| k + 1),
         }
     }
 
@@ -110,6 +124,19 @@ impl Instance {
             None => true,
             Some(f) => f[t as usize * self.machines() + m as usize],
         }
+    }
+
+    pub fn demand(&self, t: u32) -> &ResVec {
+        &self.demand[t as usize]
+    }
+
+    pub fn capacity(&self, m: u32) -> &ResVec {
+        &self.caps[m as usize]
+    }
+
+    /// How many resources a machine's usage stores (those up to the last one some machine has).
+    pub fn width(&self) -> usize {
+        self.width
     }
 
     pub fn transfer(&self, data: f64, a: u32, b: u32) -> f64 {

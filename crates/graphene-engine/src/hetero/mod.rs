@@ -1,6 +1,9 @@
 //! Heterogeneous executors: the list-scheduling family of LACHESIS (Luo et al.) and its
 //! baselines. Machines differ in speed (a task runs for work / speed) and data moving between
-//! two different machines takes data / bandwidth; every machine runs one task at a time.
+//! two different machines takes data / bandwidth. A machine runs at once as many tasks as fit its
+//! capacity in every resource (dslab-dag's HEFT schedules each core): a 16-core machine holds
+//! sixteen one-core tasks, an executor of one `cpu` slot (the reference instances, LACHESIS's
+//! setting) one task at a time.
 //!
 //! * [`heft`] and [`cpop`] as in Topcuoglu et al., with the averaging and tie rules of the
 //!   reference implementation the tests compare against.
@@ -74,8 +77,8 @@ pub struct HeteroSchedule {
     pub copies: Vec<Placement>,
 }
 
-/// Runs `algo` on `dag`; every machine of `cluster` runs one task at a time, a task only on
-/// machines its demand fits.
+/// Runs `algo` on `dag`; a machine of `cluster` runs at once the tasks whose demands fit its
+/// capacity together, a task only on machines its demand fits.
 /// `lachesis` uses the bundled model ([`lachesis::Model::bundled`]); [`run_with`] takes another.
 pub fn run(algo: HeteroAlgo, dag: &Dag, cluster: &Cluster, net: &Network) -> HeteroSchedule {
     run_with(algo, dag, cluster, net, None)

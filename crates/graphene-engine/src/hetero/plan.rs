@@ -1,5 +1,5 @@
 //! The state a list scheduler builds: where each task (and each duplicate of it) runs, and each
-//! machine's busy intervals.
+//! machine's usage over time.
 
 use super::instance::Instance;
 use super::timeline::Timeline;
@@ -25,7 +25,11 @@ pub struct Choice {
 
 impl Plan {
     pub fn new(inst: &Instance) -> Plan {
-        Plan { timelines: vec![Timeline::default(); inst.machines()], runs: vec![Vec::new(); inst.len()] }
+        let width = inst.width();
+        Plan {
+            timelines: (0..inst.machines() as u32).map(|m| Timeline::new(*inst.capacity(m), width)).collect(),
+            runs: vec![Vec::new(); inst.len()],
+        }
     }
 
     pub fn placed(&self, t: u32) -> bool {
@@ -43,10 +47,11 @@ impl Plan {
         inst.parents(t).iter().map(|&(p, d)| self.data_at(inst, p, d, m)).fold(0.0, f64::max)
     }
 
-    /// The earliest finish of `t` on `m` with insertion.
+    /// The earliest finish of `t` on `m` with insertion: the earliest start after its inputs
+    /// arrive where its demand fits beside what already runs on `m` for its whole run.
     pub fn eft_on(&self, inst: &Instance, t: u32, m: u32) -> Choice {
         let dur = inst.run_time(t, m);
-        let start = self.timelines[m as usize].earliest(self.ready_at(inst, t, m), dur);
+        let start = self.timelines[m as usize].earliest(self.ready_at(inst, t, m), dur, inst.demand(t));
         Choice { machine: m, start, end: start + dur }
     }
 
@@ -65,8 +70,8 @@ impl Plan {
         best.expect("every task fits some machine (checked when the cluster was resolved)")
     }
 
-    pub fn commit(&mut self, t: u32, c: Choice) {
-        self.timelines[c.machine as usize].insert(c.start, c.end);
+    pub fn commit(&mut self, inst: &Instance, t: u32, c: Choice) {
+        self.timelines[c.machine as usize].insert(c.start, c.end, inst.demand(t));
         self.runs[t as usize].push((c.machine, c.start, c.end));
     }
 

@@ -103,7 +103,7 @@ pub fn schedule(inst: &Instance, policy: Policy) -> Plan {
         if let Some((p, c)) = a.duplicate {
             done[p as usize] = done[p as usize].min(c.end);
         }
-        deft::commit(&mut plan, t, &a);
+        deft::commit(inst, &mut plan, t, &a);
         done[t as usize] = done[t as usize].min(a.task.end);
         clock = clock.max(a.task.start);
         for &(c, _) in inst.children(t) {

@@ -13,9 +13,14 @@ use crate::error::{Error, Result};
 /// TPC-H defaults, more for longer episodes). Decima trains with 16 and LACHESIS with 8.
 pub const MAX_ROLLOUTS: usize = 256;
 
+/// The largest learning rate accepted. Adam moves every weight by about the rate at each step,
+/// so a rate above 1 throws the weights far past any useful scale within a few steps and, large
+/// enough, to infinity and NaN; the trainers use 1e-3.
+pub const MAX_LR: f64 = 1.0;
+
 /// Refuses fewer than 2 rollouts (the baseline averages over them) or more than
-/// [`MAX_ROLLOUTS`], a learning rate that is not a finite number > 0 and an entropy weight that
-/// is not a finite number >= 0.
+/// [`MAX_ROLLOUTS`], a learning rate that is not a finite number in (0, [`MAX_LR`]] and an
+/// entropy weight that is not a finite number >= 0.
 pub fn check_common(rollouts: usize, lr: f64, entropy: f64) -> Result<()> {
     let bad = |m: String| Err(Error::Usage(m));
     if rollouts < 2 {
@@ -31,6 +36,12 @@ pub fn check_common(rollouts: usize, lr: f64, entropy: f64) -> Result<()> {
     }
     if !(lr.is_finite() && lr > 0.0) {
         return bad(format!("learning rate {lr} must be a finite number > 0"));
+    }
+    if lr > MAX_LR {
+        return bad(format!(
+            "--lr {}: learning rate above the limit of {MAX_LR} (Adam moves each weight by about the rate per step)",
+            crate::limits::show(lr)
+        ));
     }
     if !(entropy.is_finite() && entropy >= 0.0) {
         return bad(format!("entropy weight {entropy} must be a finite number >= 0"));
@@ -51,7 +62,17 @@ pub fn eval_due(every: usize, it: usize, iterations: usize) -> bool {
 
 /// One descent step on `params`: the per-rollout gradient sums `grads`, added in order and
 /// divided by the `n` decisions they cover, then one Adam step with rate `lr`.
-pub fn step<'a>(adam: &mut Adam, params: &mut [f64], grads: impl IntoIterator<Item = &'a [f64]>, n: usize, lr: f64) {
+///
+/// Fails when the step (iteration `it`, 1-based) meets a gradient or leaves a weight that is
+/// not a finite number: training has diverged, and no model of NaNs is ever written.
+pub fn step<'a>(
+    adam: &mut Adam,
+    params: &mut [f64],
+    grads: impl IntoIterator<Item = &'a [f64]>,
+    n: usize,
+    lr: f64,
+    it: usize,
+) -> Result<()> {
     let mut g = vec![0.0; params.len()];
     for gr in grads {
         for (x, y) in g.iter_mut().zip(gr) {
@@ -61,7 +82,20 @@ pub fn step<'a>(adam: &mut Adam, params: &mut [f64], grads: impl IntoIterator<It
     for x in &mut g {
         *x /= n as f64;
     }
+    let diverged = |what: &str, i: usize| {
+        Err(Error::Usage(format!(
+            "training diverged at iteration {it}: {what} {i} is not a finite number; nothing was written (lower --lr              from {})",
+            crate::limits::show(lr)
+        )))
+    };
+    if let Some(i) = g.iter().position(|x| !x.is_finite()) {
+        return diverged("the gradient of weight", i);
+    }
     adam.step(params, &g, lr);
+    if let Some(i) = params.iter().position(|x| !x.is_finite()) {
+        return diverged("weight", i);
+    }
+    Ok(())
 }
 
 /// The best-scoring weights seen so far (lower scores are better). Model selection on held-out
@@ -113,5 +147,25 @@ mod tests {
              iteration's step)"
         );
         assert!(check_common(1, 1e-3, 0.0).unwrap_err().to_string().contains("at least 2"));
+    }
+
+    /// A learning rate above 1 is refused; a step that meets a non-finite gradient or leaves a
+    /// non-finite weight fails and says where.
+    #[test]
+    fn a_diverging_step_fails_instead_of_keeping_nans() {
+        assert!(check_common(2, MAX_LR, 0.0).is_ok());
+        let e = check_common(2, 1e300, 0.0).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "--lr 1e300: learning rate above the limit of 1 (Adam moves each weight by about the rate per step)"
+        );
+        let mut adam = Adam::new(2);
+        let mut p = vec![0.5, 0.5];
+        assert!(step(&mut adam, &mut p, [&[1.0, -1.0][..]], 1, 1e-3, 1).is_ok());
+        let e = step(&mut adam, &mut p, [&[f64::NAN, 1.0][..]], 1, 1e-3, 2).unwrap_err().to_string();
+        assert!(e.contains("training diverged at iteration 2: the gradient of weight 0 is not a finite number"), "{e}");
+        let mut p = vec![f64::NAN, 0.5];
+        let e = step(&mut adam, &mut p, [&[-1.0, 1.0][..]], 1, 1.0, 3).unwrap_err().to_string();
+        assert!(e.contains("weight 0 is not a finite number"), "{e}");
     }
 }

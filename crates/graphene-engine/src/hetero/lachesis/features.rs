@@ -402,7 +402,7 @@ impl<'a> State<'a> {
         if let Some((p, c)) = a.duplicate {
             self.done[p as usize] = self.done[p as usize].min(c.end);
         }
-        deft::commit(&mut self.plan, t, &a);
+        deft::commit(self.inst, &mut self.plan, t, &a);
         self.done[t as usize] = self.done[t as usize].min(a.task.end);
         let (s, j) = (stage as usize, self.g.job_of[stage as usize] as usize);
         let w = self.g.mean_cost[t as usize];

@@ -96,7 +96,8 @@ pub fn executors(speeds: &[f64], bandwidth: f64) -> ClusterSpec {
 }
 
 /// One batch: `jobs` drawn uniformly with replacement from `dags` by `seed`, made one DAG with
-/// `ccr` x the parent stage's mean work on every task-to-task edge.
+/// `ccr` x the parent stage's mean work on every task-to-task edge, every task one executor slot
+/// ([`batch::one_slot`]).
 /// Fails on more than `--limit-jobs` jobs, or more than `--limit-tasks` tasks in the batch
 /// (counted before anything is built).
 pub fn draw_batch(dags: &[Dag], jobs: usize, ccr: f64, seed: u64) -> Result<Dag> {
@@ -109,7 +110,8 @@ pub fn draw_batch(dags: &[Dag], jobs: usize, ccr: f64, seed: u64) -> Result<Dag>
     let picked: Vec<&Dag> = (0..jobs).map(|_| &dags[rng.gen_range(0..dags.len())]).collect();
     let tasks = picked.iter().fold(0u64, |n, d| crate::limits::add(n, d.len() as u64));
     limits.check_tasks(tasks, "tasks of a batch")?;
-    batch::with_transfer_rule(&batch::union("batch", &picked)?, ccr)
+    // Every task one executor slot: executors run one task at a time, whatever the jobs demand.
+    batch::with_transfer_rule(&batch::one_slot(&batch::union("batch", &picked)?)?, ccr)
 }
 
 /// Checks the held-out batches before any is drawn: `batches` of them, batch `i` of
@@ -289,13 +291,15 @@ pub fn train(
         let adv: Vec<f64> =
             eps.iter().map(|e| if mean > 0.0 { 100.0 * (mean - e.makespan) / mean } else { 0.0 }).collect();
         let n: usize = eps.iter().map(|e| e.steps.len()).sum();
-        let per: Vec<(Vec<f64>, f64, f64)> = eps
+        // Only the steps cross threads (a plan's usage profiles keep their query memos in cells).
+        let steps: Vec<&[super::Step]> = eps.iter().map(|e| e.steps.as_slice()).collect();
+        let per: Vec<(Vec<f64>, f64, f64)> = steps
             .par_iter()
             .zip(adv.par_iter())
-            .map(|(e, &a)| {
+            .map(|(steps, &a)| {
                 let mut g = vec![0.0; arch.len];
                 let (mut loss, mut ent) = (0.0, 0.0);
-                for s in &e.steps {
+                for s in steps.iter() {
                     let (logp, h) = net::accumulate_grad(&arch, params, &s.obs, s.act, a, beta, &mut g);
                     loss -= a * logp + beta * h;
                     ent += h;
@@ -311,7 +315,7 @@ pub fn train(
             }
             loss /= n as f64;
             ent /= n as f64;
-            reinforce::step(&mut adam, &mut model.params, per.iter().map(|(g, _, _)| g.as_slice()), n, cfg.lr);
+            reinforce::step(&mut adam, &mut model.params, per.iter().map(|(g, _, _)| g.as_slice()), n, cfg.lr, it + 1)?;
         }
         let eval_ratio = if scoring && reinforce::eval_due(eval_every, it, cfg.iterations) {
             let r = evaluate(&model, eval, cfg.decision);

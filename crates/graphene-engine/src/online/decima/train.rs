@@ -490,7 +490,7 @@ pub fn train_with(
                     g
                 })
                 .collect();
-            reinforce::step(&mut adam, &mut model.params, grads.iter().map(Vec::as_slice), n, cfg.lr);
+            reinforce::step(&mut adam, &mut model.params, grads.iter().map(Vec::as_slice), n, cfg.lr, it + 1)?;
         }
         let jobs_in_system = occ.iter().map(|o| o.at(tau) / tau.max(1e-9)).sum::<f64>() / k;
         let eval_jct = if eval_every > 0 && !eval.is_empty() && reinforce::eval_due(eval_every, it, cfg.iterations) {
