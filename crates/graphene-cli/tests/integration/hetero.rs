@@ -353,6 +353,35 @@ fn lachesis_schedules_validate_through_the_cli() {
     assert!(out.contains("lachesis"), "{out}");
 }
 
+/// A `train-lachesis` run of seconds: 8 machines, batches of 1-2 TPC-H jobs, 3 iterations.
+fn small_lachesis<'a>(dags: &'a str, out: &'a str) -> Vec<&'a str> {
+    vec![
+        "train-lachesis",
+        "--dags",
+        dags,
+        "--machines",
+        "8",
+        "--jobs-min",
+        "1",
+        "--jobs-max",
+        "2",
+        "--iterations",
+        "3",
+        "--rollouts",
+        "2",
+        "--eval-batches",
+        "1",
+        "--eval-jobs",
+        "1",
+        "--eval-every",
+        "2",
+        "--seed",
+        "4",
+        "--out",
+        out,
+    ]
+}
+
 /// `--no-timing`: the trainers' progress and summary lines carry no wall-clock seconds, so two
 /// runs with one seed print the same text.
 #[test]
@@ -363,32 +392,8 @@ fn trainers_print_the_same_text_under_no_timing() {
     let dags = data.join("tpch-2g.json").display().to_string();
     let train = |out: &str| {
         let out = dir.path().join(out).display().to_string();
-        let args = [
-            "train-lachesis",
-            "--dags",
-            &dags,
-            "--machines",
-            "8",
-            "--jobs-min",
-            "1",
-            "--jobs-max",
-            "2",
-            "--iterations",
-            "3",
-            "--rollouts",
-            "2",
-            "--eval-batches",
-            "1",
-            "--eval-jobs",
-            "1",
-            "--eval-every",
-            "2",
-            "--seed",
-            "4",
-            "--no-timing",
-            "--out",
-            &out,
-        ];
+        let mut args = small_lachesis(&dags, &out);
+        args.push("--no-timing");
         let r = run(&args).ok();
         (r.stderr.replace(&out, "OUT"), std::fs::read(&out).expect("model written"))
     };
@@ -409,32 +414,8 @@ fn train_lachesis_is_deterministic_and_records_its_setting() {
     let dags = data.join("tpch-2g.json").display().to_string();
     let train = |out: &str, extra: &[&str]| {
         let out = dir.path().join(out).display().to_string();
-        let mut args = vec![
-            "train-lachesis",
-            "--dags",
-            &dags,
-            "--machines",
-            "8",
-            "--jobs-min",
-            "1",
-            "--jobs-max",
-            "2",
-            "--iterations",
-            "3",
-            "--rollouts",
-            "2",
-            "--eval-batches",
-            "1",
-            "--eval-jobs",
-            "1",
-            "--eval-every",
-            "2",
-            "--seed",
-            "4",
-            "--quiet",
-            "--out",
-            &out,
-        ];
+        let mut args = small_lachesis(&dags, &out);
+        args.push("--quiet");
         args.extend_from_slice(extra);
         run(&args).ok();
         std::fs::read(&out).expect("model written")
