@@ -1,0 +1,99 @@
+"""One matrix: every input format the CLI reads, through every front end (the CLI, the Python
+API, the HTTP service), gives the same bytes: the lower bounds and the schedule. A format one
+front end reads and another does not, or reads differently, fails here."""
+
+from __future__ import annotations
+
+import http.client
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import graphene_sched
+
+from conftest import ROOT, cli_path
+
+# (file under the repository, extra options as {flag: value}); every reader the DAG commands have.
+INPUTS = [
+    ("traces/example.json", {}),  # native
+    ("tests/data/wfcommons-1.4-example.json", {}),
+    ("tests/data/tpch-2g-q6.json", {}),
+    ("tests/data/task-graphs/fork-join.dax", {}),
+    ("tests/data/task-graphs/fork-join.dot", {}),
+    ("tests/data/task-graphs/fork-join.stg", {}),
+    ("tests/data/spark/tpch-q3", {}),  # a plain Spark event log
+]
+# Compressed Spark logs: the CLI and Python read them; the service takes text bodies only (a
+# known gap, kept here so that it is seen and so that this fails once the service reads them).
+BINARY = ["tests/data/spark/tpch-q3.lz4", "tests/data/spark/tpch-q3.zstd", "tests/data/spark/tpch-q3.snappy"]
+# Formats without a name inside (STG): the CLI and Python name the DAG after the file, the
+# service after its request body (`dag`).
+NAMELESS = {"tests/data/task-graphs/fork-join.stg"}
+COMMON = {"machines": "4", "improve": "0"}
+
+
+@pytest.fixture(scope="module")
+def service():
+    """`graphene serve` on a free loopback port, stopped after the module."""
+    p = subprocess.Popen([str(cli_path()), "serve", "--addr", "127.0.0.1:0", "--workers", "1"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    line = p.stdout.readline()  # "graphene serve: listening on http://127.0.0.1:PORT (1 workers)"
+    m = re.search(r"http://([\d.]+):(\d+)", line)
+    assert m, f"serve did not say where it listens: {line!r}"
+    host, port = m.group(1), int(m.group(2))
+
+    def post(path: str, body: bytes) -> tuple[int, bytes]:
+        c = http.client.HTTPConnection(host, port, timeout=60)
+        c.request("POST", path, body)
+        r = c.getresponse()
+        return r.status, r.read()
+
+    yield post
+    p.terminate()
+    p.wait(timeout=30)
+
+
+def flags(opts: dict) -> list[str]:
+    out = []
+    for k, v in opts.items():
+        out += [f"--{k.replace('_', '-')}", v]
+    return out
+
+
+def query(opts: dict) -> str:
+    return "&".join(f"{k}={v}" for k, v in opts.items())
+
+
+@pytest.mark.parametrize("rel,extra", INPUTS, ids=[Path(r).name for r, _ in INPUTS])
+def test_every_format_gives_the_same_bytes_through_every_front_end(cli, service, rel, extra):
+    opts = {**COMMON, **extra}
+    body = (ROOT / rel).read_bytes()
+    lb_opts = {k: v for k, v in opts.items() if k != "improve"}
+    # Lower bounds: CLI --json, Python, service.
+    want = cli("lower-bound", rel, "--json", *flags(lb_opts)).stdout.decode().rstrip("\n")
+    assert graphene_sched.lower_bound(rel, **{k: int(v) for k, v in lb_opts.items()}).json == want
+    status, got = service(f"/v1/lower-bound?{query(lb_opts)}", body)
+    assert status == 200, got
+    got = got.decode().rstrip("\n")
+    if rel in NAMELESS:
+        got = got.replace('"dag": "dag"', f'"dag": "{Path(rel).stem}"')
+    assert got == want
+    # The schedule: CLI, Python, service, without timings.
+    want = cli("build-schedule", rel, "--no-timing", "-q", *flags(opts)).stdout
+    s = graphene_sched.build_schedule(rel, no_timing=True, **{k: int(v) for k, v in opts.items()})
+    assert s.json == want
+    status, got = service(f"/v1/schedule?no_timing=true&{query(opts)}", body)
+    assert status == 200, got
+    if rel in NAMELESS:
+        got = got.replace(b'"dag": "dag"', f'"dag": "{Path(rel).stem}"'.encode())
+    assert got == want
+
+
+@pytest.mark.parametrize("rel", BINARY, ids=[Path(r).name for r in BINARY])
+def test_compressed_spark_logs_read_alike_in_the_cli_and_python_not_yet_in_the_service(cli, service, rel):
+    want = cli("lower-bound", rel, "--json", "--machines", "4").stdout.decode().rstrip("\n")
+    assert graphene_sched.lower_bound(rel, machines=4).json == want
+    status, got = service("/v1/lower-bound?machines=4", (ROOT / rel).read_bytes())
+    assert (status, b"not contain valid UTF-8" in got) == (400, True), got
