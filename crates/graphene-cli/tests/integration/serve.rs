@@ -687,20 +687,22 @@ fn a_saturated_service_answers_503_to_large_bodies() {
     use std::io::Write;
     let srv = Server::start(&["--workers", "1", "--max-pending", "1", "--timeout", "60s", "--body-timeout", "60s"]);
     let example = read("traces/example.json");
-    // The only slot, held by a body that does not finish.
-    let mut slow = std::net::TcpStream::connect(addr_of(&srv)).unwrap();
-    slow.write_all(b"POST /v1/lower-bound HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{").unwrap();
+    // The only slot, held by a body that does not finish. A probe that reaches the server first
+    // takes the slot and the slow request is refused, so a loaded machine may need a few tries:
+    // each try opens a new slow request (dropping the last closes it and frees its slot).
     let busy = "busy: 1 requests in flight (--max-pending); retry later";
-    let mut admitted = false;
+    let mut held = None;
     for _ in 0..200 {
+        let mut slow = std::net::TcpStream::connect(addr_of(&srv)).unwrap();
+        slow.write_all(b"POST /v1/lower-bound HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(25));
         let (code, resp) = srv.post("/v1/lower-bound", example.as_bytes());
         if code == 503 && error_of(&resp) == busy {
-            admitted = true;
+            held = Some(slow);
             break;
         }
-        std::thread::sleep(std::time::Duration::from_millis(25));
     }
-    assert!(admitted, "the slow request never held the slot");
+    let slow = held.expect("the slow request never held the slot");
     // 10 MB bodies (a DAG padded with spaces), 8 at once.
     let mut big = format!(r#"{{"dag": {example}"#).into_bytes();
     big.resize(10_000_000 - 1, b' ');
