@@ -15,6 +15,8 @@ python3 -m venv "$venv"
 . "$venv/bin/activate"
 pip install -q --upgrade pip
 pip install -q "maturin>=1.5,<2" pytest numpy pandas pyarrow gymnasium "dask[distributed]" mypy
-pip install -q ./python
+# The wheel's Rust build shares the workspace's target directory, so the crates built for the CLI
+# above are not built again.
+CARGO_TARGET_DIR="$root/target" pip install -q ./python
 cd "$venv"  # import the installed package, not the source tree
 GRAPHENE_CLI="$root/target/release/graphene" python -m pytest -q -p no:cacheprovider "$root/python/tests"

@@ -44,6 +44,11 @@ pub struct Options {
     pub exact: Option<bool>,
     /// `--exact-nodes`.
     pub exact_nodes: Option<u64>,
+    /// `--job`: one job of a Spark event log.
+    pub job: Option<u64>,
+    /// The name of a DAG whose file carries none (STG, a DOT graph without an id, a Spark log):
+    /// the CLI takes it from the file name, a body has none, so it is `dag` unless given.
+    pub name: Option<String>,
 }
 
 impl Options {
@@ -63,6 +68,8 @@ impl Options {
             improve: self.improve.or(under.improve),
             exact: self.exact.or(under.exact),
             exact_nodes: self.exact_nodes.or(under.exact_nodes),
+            job: self.job.or(under.job),
+            name: self.name.or(under.name),
         }
     }
 
@@ -79,8 +86,20 @@ impl Options {
             executors: self.executors.unwrap_or(20),
             demands: self.demands.clone(),
             seed: self.seed.unwrap_or(0),
-            job: None,
+            job: self.job,
         })
+    }
+
+    /// The name for a DAG whose file carries none: `name`, at most 256 bytes and without control
+    /// characters (it is echoed in every answer), else `dag`.
+    fn dag_name(&self) -> Result<&str> {
+        match self.name.as_deref() {
+            None => Ok("dag"),
+            Some(n) if n.is_empty() || n.len() > 256 || n.chars().any(char::is_control) => {
+                Err(Error::field(BODY, "name: a DAG's name is 1 to 256 bytes without control characters".to_string()))
+            }
+            Some(n) => Ok(n),
+        }
     }
 
     pub fn scheduler(&self) -> Result<Scheduler> {
@@ -122,7 +141,16 @@ pub enum Endpoint {
 
 pub fn parse(body: &[u8], query: Options, endpoint: Endpoint) -> Result<Job> {
     let want_schedule = endpoint == Endpoint::Validate;
-    let text = std::str::from_utf8(body).map_err(|_| Error::field(BODY, "stream did not contain valid UTF-8"))?;
+    // A compressed Spark event log (zstd, lz4 or snappy, as Spark writes them) is known by its
+    // codec's magic number, decompressed under the input limit and read as the log's text.
+    let inflated = formats::spark::open::decompress_bytes(body, graphene::limits::current().input_bytes)
+        .map_err(|e| e.in_file(Path::new(DAG_FILE)))?;
+    let text = match &inflated {
+        Some(text) => text.as_str(),
+        None => std::str::from_utf8(body).map_err(|_| {
+            Error::field(BODY, "stream did not contain valid UTF-8 (nor starts as a zstd, lz4 or snappy Spark log)")
+        })?,
+    };
     // Editors on Windows start files with a byte-order mark; the CLI accepts it too.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     // A BTreeMap, so that of several bad options the same one is always reported first.
@@ -153,7 +181,7 @@ pub fn parse(body: &[u8], query: Options, endpoint: Endpoint) -> Result<Job> {
         return Err(Error::Usage("a cluster cannot be combined with machines or capacity".into()));
     }
     let load = options.load_options()?;
-    let dag = parse_dag(dag_text, &load)?;
+    let dag = parse_dag(dag_text, options.dag_name()?, &load)?;
     let schedule = match (want_schedule, schedule_text) {
         (false, _) => None,
         (true, None) => return Err(Error::field(BODY, "missing \"schedule\"")),
@@ -210,11 +238,11 @@ fn options_leave_cluster(cluster_text: Option<&str>, o: &Options) -> bool {
 }
 
 /// As `formats::load_dag` reads `dag.json`.
-fn parse_dag(text: &str, opts: &LoadOptions) -> Result<Dag> {
+fn parse_dag(text: &str, name: &str, opts: &LoadOptions) -> Result<Dag> {
     if let Some(p) = &opts.demands {
         formats::profile::Profile::by_name(p)?;
     }
-    let mut dags = formats::parse_dags(text, "dag", opts).map_err(|e| e.in_file(Path::new(DAG_FILE)))?;
+    let mut dags = formats::parse_dags(text, name, opts).map_err(|e| e.in_file(Path::new(DAG_FILE)))?;
     if dags.len() != 1 {
         return Err(Error::Usage(format!("{DAG_FILE}: holds {} DAGs; pick one with --query N", dags.len())));
     }

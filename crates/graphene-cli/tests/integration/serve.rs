@@ -330,7 +330,10 @@ fn bad_bodies_get_400_or_422_with_the_cli_message() {
     assert!(error_of(&resp).contains("unknown field `colour`"), "{resp}");
     let (code, resp) = srv.post("/v1/schedule", &[0xff, 0xfe, 0x00]);
     assert_eq!(code, 400);
-    assert_eq!(error_of(&resp), "request body: stream did not contain valid UTF-8");
+    assert_eq!(
+        error_of(&resp),
+        "request body: stream did not contain valid UTF-8 (nor starts as a zstd, lz4 or snappy Spark log)"
+    );
 
     // The metrics counted every one of them by route and status.
     let (code, text) = srv.get("/metrics");
@@ -841,4 +844,29 @@ fn the_connection_idle_longest_is_closed_first() {
     assert_eq!(get(&mut kept, "/healthz"), "ok\n");
     let (code, stderr) = srv.stop();
     assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// A compressed Spark log is read from a body by its codec's magic number, as from a file by its
+/// extension: a corrupt one gets the reader's message (naming the block) and a 4xx; `name` names
+/// a nameless DAG and is checked.
+#[test]
+fn compressed_bodies_are_read_and_names_are_checked() {
+    let srv = Server::start(&[]);
+    for codec in ["lz4", "zstd", "snappy"] {
+        let raw = std::fs::read(repo(&format!("tests/data/spark/tpch-q3.{codec}"))).unwrap();
+        let (code, resp) = srv.post("/v1/lower-bound?machines=4", &raw);
+        assert_eq!(code, 200, "{codec}: {resp}");
+        // Cut short: the codec's own message, naming the request's DAG file.
+        let (code, resp) = srv.post("/v1/lower-bound?machines=4", &raw[..raw.len() / 2]);
+        assert!((400..500).contains(&code), "{codec}: {code} {resp}");
+        let e = error_of(&resp);
+        assert!(e.starts_with("dag.json: ") && e.contains(codec.trim_end_matches("d")), "{codec}: {e}");
+    }
+    let stg = read("tests/data/task-graphs/fork-join.stg");
+    let (code, resp) = srv.post("/v1/lower-bound?name=nightly-etl", stg.as_bytes());
+    assert_eq!(code, 200, "{resp}");
+    assert!(resp.contains("\"dag\": \"nightly-etl\""), "{resp}");
+    let (code, resp) = srv.post("/v1/lower-bound?name=a%0Ab", stg.as_bytes());
+    assert_eq!(code, 400, "{resp}");
+    assert!(error_of(&resp).contains("name: a DAG's name is 1 to 256 bytes"), "{resp}");
 }

@@ -221,19 +221,42 @@ fn read_file(path: &Path) -> Result<LogPart> {
         let mut raw = Vec::new();
         file.take(limits.input_bytes.saturating_add(1)).read_to_end(&mut raw).map_err(|e| fail(Error::Io(e)))?;
         limits.check_input_bytes(raw.len() as u64, "file size").map_err(fail)?;
-        let bytes = decompress(codec, &raw, limits.input_bytes).map_err(fail)?;
-        let mut text = String::from_utf8(bytes).map_err(|e| {
-            fail(Error::Usage(format!(
-                "decompressed, but not UTF-8 text (invalid byte at offset {})",
-                e.utf8_error().valid_up_to()
-            )))
-        })?;
-        if text.starts_with('\u{feff}') {
-            text.drain(..'\u{feff}'.len_utf8());
-        }
-        text
+        utf8_text(decompress(codec, &raw, limits.input_bytes).map_err(fail)?).map_err(fail)?
     };
     Ok(LogPart { path: path.to_path_buf(), text, in_progress })
+}
+
+/// A compressed Spark log given as bytes without a file name (a request body), known by the
+/// magic number its codec's framing starts with: a zstd frame (`28 b5 2f fd`), lz4-java's
+/// `"LZ4Block"` or snappy-java's `"\x82SNAPPY\0"`. `None` when it starts with none of them (the
+/// caller reads it as text); else the decompressed text, under the same checks and `limit` as a
+/// file.
+pub fn decompress_bytes(raw: &[u8], limit: u64) -> Result<Option<String>> {
+    const ZSTD_MAGIC: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
+    let codec = if raw.starts_with(ZSTD_MAGIC) {
+        Codec::Zstd
+    } else if raw.starts_with(b"LZ4Block") {
+        Codec::Lz4
+    } else if raw.starts_with(b"\x82SNAPPY\x00") {
+        Codec::Snappy
+    } else {
+        return Ok(None);
+    };
+    utf8_text(decompress(codec, raw, limit)?).map(Some)
+}
+
+/// Decompressed bytes as text, without a leading byte-order mark.
+fn utf8_text(bytes: Vec<u8>) -> Result<String> {
+    let mut text = String::from_utf8(bytes).map_err(|e| {
+        Error::Usage(format!(
+            "decompressed, but not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })?;
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
+    Ok(text)
 }
 
 #[cfg(feature = "compressed-logs")]
