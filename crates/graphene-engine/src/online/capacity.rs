@@ -56,7 +56,7 @@
 
 use std::collections::HashMap;
 
-use super::{fits, relative, serve_queues, Policy, TaskRef};
+use super::{fits, relative, serve_queues, FittingStages, Policy, TaskRef};
 use crate::model::{paths, ResVec, MAX_RESOURCES};
 use crate::sim::{TaskState, View};
 
@@ -170,23 +170,23 @@ impl Policy for CapacityScheduler {
 /// Tasks of a stage share their requested demand in most traces, so a stage is left at its
 /// first task that does not fit rather than scanned to the end.
 fn first_fitting(view: &View, job: u32, left: &ResVec, chosen: &[TaskRef]) -> Option<TaskRef> {
-    first_fitting_among(view, job, &view.job_state(job).runnable_stages, left, chosen)
+    let mut stages = FittingStages::new(view, job, chosen, left);
+    std::iter::from_fn(|| stages.next(view, left)).find_map(|s| first_in_stage(view, job, s, left, chosen))
 }
 
 /// As [`first_fitting`], over the runnable `stages` in the order given.
 fn first_fitting_among(view: &View, job: u32, stages: &[u32], left: &ResVec, chosen: &[TaskRef]) -> Option<TaskRef> {
-    let st = view.job_state(job);
-    for &s in stages {
-        for &t in st.runnable_in(s).iter().rev() {
-            let tr = TaskRef { job, task: t };
-            if chosen.contains(&tr) {
-                continue;
-            }
-            if !fits(view, &view.requested(job, t), left) {
-                break;
-            }
-            return Some(tr);
+    stages.iter().find_map(|&s| first_in_stage(view, job, s, left, chosen))
+}
+
+/// Stage `s`'s lowest runnable task not in `chosen`, if it fits `left`.
+fn first_in_stage(view: &View, job: u32, s: u32, left: &ResVec, chosen: &[TaskRef]) -> Option<TaskRef> {
+    for &t in view.job_state(job).runnable_in(s).iter().rev() {
+        let tr = TaskRef { job, task: t };
+        if chosen.contains(&tr) {
+            continue;
         }
+        return fits(view, &view.requested(job, t), left).then_some(tr);
     }
     None
 }

@@ -1,6 +1,6 @@
 //! FIFO: jobs in arrival order, each job's tasks in stage (topological) order.
 
-use super::{fits, Policy, TaskRef};
+use super::{fits, FittingStages, Policy, TaskRef};
 use crate::model::ResVec;
 use crate::sim::View;
 
@@ -27,14 +27,14 @@ impl Policy for Fifo {
 
 /// Takes runnable tasks of `job` in stage order while they fit `left`, at most `limit` of
 /// them, skipping tasks already in `out` (chosen earlier in this heartbeat but not launched
-/// yet); returns how many were taken.
+/// yet); returns how many were taken. Tasks of a stage share their requested demand in most
+/// traces: a stage is left at its first task that does not fit rather than scanned to the end,
+/// and a stage whose first task does not fit is not visited at all ([`FittingStages`]).
 pub(crate) fn fill_from_job(view: &View, job: u32, left: &mut ResVec, out: &mut Vec<TaskRef>, limit: usize) -> usize {
     let st = view.job_state(job);
-    let dag = view.dag(job);
+    let mut stages = FittingStages::new(view, job, out, left);
     let mut taken = 0;
-    for &s in &st.runnable_stages {
-        // Tasks of a stage share their requested demand in most traces; stop at the first
-        // that does not fit rather than scanning the whole stage.
+    while let Some(s) = stages.next(view, left) {
         for &t in st.runnable_in(s).iter().rev() {
             if taken == limit {
                 return taken;
@@ -50,7 +50,6 @@ pub(crate) fn fill_from_job(view: &View, job: u32, left: &mut ResVec, out: &mut 
             out.push(TaskRef { job, task: t });
             taken += 1;
         }
-        let _ = dag;
     }
     taken
 }

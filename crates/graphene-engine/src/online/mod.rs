@@ -185,6 +185,63 @@ pub(crate) fn queues_with_runnable_work(view: &View, n: usize) -> Vec<bool> {
     out
 }
 
+/// The runnable stages of one job, in stage order, that a stage-order policy must try for a
+/// machine with `left` free: those whose lowest runnable task fits (found by the job's
+/// [`crate::sim::fit_index::FitIndex`], so a heartbeat costs the stages it takes from, not every
+/// runnable stage), and every stage holding a task chosen earlier in the same heartbeat (tried
+/// task by task by the caller, as there the first task it may take is not the lowest). Without
+/// an index (no hard resource) every runnable stage, in order.
+pub(crate) struct FittingStages {
+    job: u32,
+    /// The next stage to consider.
+    from: u32,
+    /// Every runnable stage is tried, in order: the job has few (a scan of their heads is
+    /// cheaper than the search), or no index.
+    scan: bool,
+    /// Stages of this job holding an already chosen task, ascending (only when not `scan`).
+    chosen: Vec<u32>,
+}
+
+impl FittingStages {
+    pub(crate) fn new(view: &View, job: u32, chosen: &[TaskRef], left: &ResVec) -> FittingStages {
+        let st = view.job_state(job);
+        let has_chosen = chosen.iter().any(|r| r.job == job);
+        if !has_chosen && !st.may_fit(left) {
+            // No stage's first task fits: nothing to try (the common case on a busy machine).
+            return FittingStages { job, from: u32::MAX, scan: true, chosen: Vec::new() };
+        }
+        let scan = st.runnable_stages.len() <= crate::sim::fit_index::SCAN_AT_MOST || st.fit_index().is_none();
+        let mut stages = Vec::new();
+        if !scan && has_chosen {
+            let dag = view.dag(job);
+            stages.extend(chosen.iter().filter(|r| r.job == job).map(|r| dag.tasks[r.task as usize].stage));
+            stages.sort_unstable();
+            stages.dedup();
+        }
+        FittingStages { job, from: 0, scan, chosen: stages }
+    }
+
+    /// The next stage to try with `left` free, after the one returned last.
+    pub(crate) fn next(&mut self, view: &View, left: &ResVec) -> Option<u32> {
+        let next = if self.from == u32::MAX {
+            None
+        } else if self.scan {
+            let st = view.job_state(self.job);
+            let i = st.runnable_stages.partition_point(|&s| s < self.from);
+            st.runnable_stages.get(i).copied()
+        } else {
+            let by_index = view.next_fitting_stage(self.job, self.from, left);
+            let i = self.chosen.partition_point(|&s| s < self.from);
+            match (by_index, self.chosen.get(i).copied()) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            }
+        }?;
+        self.from = next + 1;
+        Some(next)
+    }
+}
+
 /// True when `demand` fits `free` on every resource that cannot be overbooked: what YARN's
 /// schedulers check (they account for cores and memory only, so disk and network overbook).
 pub fn fits(view: &View, demand: &ResVec, free: &ResVec) -> bool {

@@ -14,6 +14,7 @@
 //! Deterministic: ties between events at the same time resolve by insertion order, and every
 //! random draw comes from the seed.
 
+pub mod fit_index;
 mod policy;
 mod state;
 // The waves sidecar and its duration model live with the readers (the TPC-H reader and the
@@ -142,6 +143,14 @@ impl<'a> View<'a> {
 
     pub fn arrival(&self, job: u32) -> f64 {
         self.workload.jobs[job as usize].arrival
+    }
+
+    /// The lowest runnable stage `>= from` of `job` whose lowest runnable task's requested
+    /// demand fits `free` on every hard resource (as [`crate::online::fits`]), found in
+    /// logarithmic time by the job's [`fit_index::FitIndex`]; `None` when there is none or the
+    /// job keeps no index (see [`JobState::fit_index`]).
+    pub fn next_fitting_stage(&self, job: u32, from: u32, free: &ResVec) -> Option<u32> {
+        self.jobs[job as usize].fit_index().and_then(|idx| idx.next_fitting(from, free))
     }
 
     /// The demand the policy believes `t` has (and will be allocated).
@@ -661,7 +670,12 @@ impl<'w> Sim<'w> {
     fn arrive(&mut self, policy: &mut dyn Policy, j: u32) {
         let dag = &self.workload.jobs[j as usize].dag;
         debug_assert_eq!(self.jobs.len(), j as usize, "arrivals are in job order");
-        let st = JobState::new(dag);
+        let mut st = JobState::new(dag);
+        if !without_fit_index() {
+            let hard = self.cluster.hard_mask();
+            let hard_dims = (0..self.cluster.resources.len()).filter(|&r| hard[r]).collect();
+            st.index_fits(dag, self.factors[j as usize].iter().map(|f| f.1).collect(), hard_dims);
+        }
         if st.runnable_count > 0 {
             self.runnable_jobs += 1;
         }
@@ -853,9 +867,110 @@ fn mach_last(m: &Machine) -> usize {
     m.running.len() - 1
 }
 
+/// Replays index their jobs' runnable stages ([`fit_index`]); a test may turn that off to
+/// compare with the scan of every runnable stage.
+#[cfg(not(test))]
+fn without_fit_index() -> bool {
+    false
+}
+
+#[cfg(test)]
+fn without_fit_index() -> bool {
+    tests::NO_FIT_INDEX.with(|c| c.get())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    thread_local! {
+        pub(super) static NO_FIT_INDEX: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    /// Replays of stage-order policies (fifo, drf, cs and its YARN mechanics, the hybrids) give
+    /// the same runs with the fit index as with the scan of every runnable stage it replaces:
+    /// on wide random DAGs (stages with random parent sets, so hundreds are runnable at once),
+    /// tasks of one stage with different demands (so a stage's first task is not every task),
+    /// two queues, cpu and memory hard and disk overbookable, with and without misestimation.
+    #[test]
+    fn the_fit_index_changes_no_replay() {
+        use crate::model::EdgeKind;
+        use rand::Rng;
+        let res: Vec<String> = ["cpu", "mem", "disk"].iter().map(|s| s.to_string()).collect();
+        for seed in 0..4u64 {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let jobs = (0..12)
+                .map(|j| {
+                    let mut b = DagBuilder::new(format!("j{j}"), res.clone());
+                    let stages = rng.gen_range(20..120);
+                    for s in 0..stages {
+                        let n = if rng.gen_bool(0.7) { 1 } else { rng.gen_range(2..=5) };
+                        let tasks = (0..n)
+                            .map(|_| TaskSpec {
+                                duration: rng.gen_range(1.0..30.0_f64).round(),
+                                demand: ResVec::from_slice(&[
+                                    rng.gen_range(1..=4) as f64,
+                                    rng.gen_range(1..=8) as f64,
+                                    rng.gen_range(0..=60) as f64,
+                                ]),
+                            })
+                            .collect();
+                        let parents = (0..s)
+                            .filter(|_| rng.gen_bool(1.0 / (s as f64 + 4.0)))
+                            .map(|p| (format!("s{p}"), EdgeKind::AllToAll))
+                            .collect();
+                        b.stage(StageSpec { name: format!("s{s}"), group: None, tasks, parents });
+                    }
+                    let queue = format!("q{}", j % 2);
+                    Job { name: format!("j{j}"), arrival: (j * 3) as f64, queue, dag: b.build().unwrap() }
+                })
+                .collect();
+            let w = Workload { jobs };
+            let cap = [("cpu".to_string(), 8.0), ("mem".to_string(), 16.0), ("disk".to_string(), 100.0)];
+            let c = ClusterSpec::uniform(4, cap.into_iter().collect()).resolve(&res).unwrap();
+            let settings = crate::env::default_settings(&w);
+            let mut yarn = settings.clone();
+            yarn.cs_yarn = crate::online::CsYarn {
+                am: Some(ResVec::from_slice(&[0.25, 0.001, 0.0])),
+                per_heartbeat: Some(1),
+                reserve: true,
+                tez_order: false,
+            };
+            let mut tez = settings.clone();
+            tez.cs_yarn.tez_order = true;
+            let plain = SimConfig { seed, ..SimConfig::default() };
+            let periodic = SimConfig { periodic_only: true, ..plain.clone() };
+            let mis = SimConfig { misestimate: Some((-0.5, 0.5)), ..plain.clone() };
+            let cases = [
+                ("fifo", &settings, &plain),
+                ("fifo", &settings, &mis),
+                ("drf", &settings, &plain),
+                ("drf", &settings, &mis),
+                ("cs", &settings, &plain),
+                ("cs", &settings, &mis),
+                ("cs", &yarn, &periodic),
+                ("cs", &tez, &plain),
+                ("graphene+cs", &settings, &plain),
+                ("graphene", &settings, &plain),
+            ];
+            let mut launched = 0;
+            for (name, s, cfg) in cases {
+                let mut p = crate::online::by_name(name, s).unwrap();
+                let indexed = run(&w, &c, p.as_mut(), cfg).unwrap();
+                NO_FIT_INDEX.with(|f| f.set(true));
+                let mut p = crate::online::by_name(name, s).unwrap();
+                let scanned = run(&w, &c, p.as_mut(), cfg);
+                NO_FIT_INDEX.with(|f| f.set(false));
+                let scanned = scanned.unwrap();
+                let key = |r: &SimResult| {
+                    r.runs.iter().map(|x| (x.job, x.task, x.machine, x.start, x.end)).collect::<Vec<_>>()
+                };
+                assert_eq!(key(&indexed), key(&scanned), "seed {seed}, {name}: the runs differ");
+                launched += indexed.runs.len();
+            }
+            assert!(launched > 10 * 500, "seed {seed}: {launched} runs");
+        }
+    }
     use crate::model::{ClusterSpec, DagBuilder, Job, StageSpec, TaskSpec};
     use crate::online::{CapacityScheduler, Fifo};
 

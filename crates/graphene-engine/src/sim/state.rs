@@ -5,6 +5,7 @@
 //! one), so finishing the last task of a stage releases its children in one sweep and no
 //! all-to-all edge is ever expanded into task pairs.
 
+use super::fit_index::FitIndex;
 use crate::model::{Dag, EdgeKind, TaskId};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,6 +32,10 @@ pub struct JobState {
     pub runnable_count: usize,
     pub left: usize,
     pub finish: Option<f64>,
+    /// While the job is active in a replay: its runnable stages by the requested demand of
+    /// their lowest runnable task ([`JobState::index_fits`]), with the demand factor of each
+    /// stage that the policies see.
+    fit: Option<(FitIndex, Vec<f64>)>,
 }
 
 impl JobState {
@@ -51,6 +56,7 @@ impl JobState {
             runnable_count: 0,
             left: dag.len(),
             finish: None,
+            fit: None,
         };
         for (s, stage) in dag.stages.iter().enumerate() {
             if stage.parents.is_empty() {
@@ -86,9 +92,41 @@ impl JobState {
             _ => {
                 list.push(t);
                 self.runnable_heads[pos] = t;
+                self.refresh_fit(dag, s);
             }
         }
         self.runnable_count += 1;
+    }
+
+    /// Keeps the runnable stages indexed by the requested demand of their lowest runnable task
+    /// (`demand_factors[s]` scales stage `s`'s demands, as the policies see them), over the
+    /// resources `hard_dims`, until the job finishes. See [`FitIndex`].
+    pub fn index_fits(&mut self, dag: &Dag, demand_factors: Vec<f64>, hard_dims: Vec<usize>) {
+        self.fit = Some((FitIndex::new(dag.stages.len(), hard_dims), demand_factors));
+        for i in 0..self.runnable_stages.len() {
+            self.refresh_fit(dag, self.runnable_stages[i]);
+        }
+    }
+
+    /// The index of [`JobState::index_fits`], while the job has one.
+    pub fn fit_index(&self) -> Option<&FitIndex> {
+        self.fit.as_ref().map(|(f, _)| f).filter(|f| f.is_useful())
+    }
+
+    /// False when no runnable task's lowest-in-stage demand fits `free` on the hard resources
+    /// (by the index's root; true without an index): a stage-order policy has nothing to take
+    /// from this job for a machine with `free`, unless it already chose one of its tasks.
+    pub fn may_fit(&self, free: &crate::model::ResVec) -> bool {
+        self.fit.as_ref().is_none_or(|(f, _)| f.any_fits(free))
+    }
+
+    fn refresh_fit(&mut self, dag: &Dag, s: u32) {
+        if let Some((fit, factors)) = &mut self.fit {
+            let head = self.runnable[s as usize].last();
+            // As `View::requested`: the task's demand scaled by its stage's factor.
+            let demand = head.map(|&t| dag.tasks[t as usize].demand.scale(factors[s as usize]));
+            fit.set(s, demand.as_ref());
+        }
     }
 
     /// Runnable tasks of stage `s`, lowest id last.
@@ -113,6 +151,7 @@ impl JobState {
                 }
             }
         }
+        self.refresh_fit(dag, s as u32);
         self.runnable_count -= 1;
         self.state[t as usize] = TaskState::Running;
     }
@@ -123,6 +162,7 @@ impl JobState {
         self.left -= 1;
         if self.left == 0 {
             self.finish = Some(now);
+            self.fit = None;
         }
         let task = &dag.tasks[t as usize];
         let stage = &dag.stages[task.stage as usize];

@@ -1,0 +1,153 @@
+//! An index of a job's runnable stages by the demand of their first runnable task, so that a
+//! policy can find the next stage (in stage order) whose first task fits a machine's free
+//! resources in logarithmic time instead of trying every runnable stage.
+//!
+//! Why: policies that take tasks in stage order (FIFO, DRF, the Capacity Scheduler) stop at the
+//! first task of a stage that does not fit and go on to the next stage. On a DAG of thousands
+//! of one-task stages nearly all of them are tried, and fail, at every heartbeat of a busy
+//! machine: the replay's cost grew with the runnable set instead of with the tasks launched.
+//!
+//! A segment tree over the DAG's stages: a leaf holds the requested demand of its stage's
+//! lowest runnable task on the hard (never overbooked) resources, or NaN when the stage has no
+//! runnable task (NaN, not +inf: it fits nothing, not even an unbounded free amount, and
+//! `f64::min` passes over it); an inner node the componentwise minimum of its leaves. A subtree whose
+//! minimum does not fit holds no stage whose first task fits (the fit test is a per-resource
+//! comparison, monotone in the demand), so the search for the leftmost fitting leaf prunes it
+//! whole. The leaf values are computed exactly as [`super::View::requested`] computes the
+//! demand, so the index's answer is the one the linear scan gives.
+
+use crate::model::{ResVec, CAPACITY_EPS};
+
+/// Jobs with at most this many runnable stages are scanned, not searched: the search pays only
+/// where a heartbeat would try many stages (the root still tells at once whether any fits).
+pub const SCAN_AT_MOST: usize = 16;
+
+/// See the module documentation.
+pub struct FitIndex {
+    /// The hard resources, in order: the only ones the fit test reads.
+    dims: Vec<usize>,
+    /// Leaves (a power of two, at least the stage count).
+    width: usize,
+    /// `2 * width` nodes of `dims.len()` values each; node 1 is the root, node `width + s` the
+    /// leaf of stage `s`.
+    min: Vec<f64>,
+}
+
+impl FitIndex {
+    /// An index of `stages` stages, none runnable, over the hard resources `dims`.
+    pub fn new(stages: usize, dims: Vec<usize>) -> FitIndex {
+        let width = stages.max(1).next_power_of_two();
+        let min = vec![f64::NAN; 2 * width * dims.len()];
+        FitIndex { dims, width, min }
+    }
+
+    /// Sets stage `s`'s leaf: the requested demand of its lowest runnable task, or `None` when
+    /// it has none.
+    pub fn set(&mut self, s: u32, demand: Option<&ResVec>) {
+        let k = self.dims.len();
+        if k == 0 {
+            return;
+        }
+        let mut node = self.width + s as usize;
+        for (i, &r) in self.dims.iter().enumerate() {
+            self.min[node * k + i] = demand.map_or(f64::NAN, |d| d.0[r]);
+        }
+        while node > 1 {
+            node /= 2;
+            let (l, r) = (2 * node * k, (2 * node + 1) * k);
+            for i in 0..k {
+                self.min[node * k + i] = self.min[l + i].min(self.min[r + i]);
+            }
+        }
+    }
+
+    /// The lowest stage `>= from` whose leaf fits `free` (as [`crate::online::fits`] tests a
+    /// demand: every hard resource within its free amount), if any.
+    pub fn next_fitting(&self, from: u32, free: &ResVec) -> Option<u32> {
+        if self.dims.is_empty() {
+            // Nothing is hard: every runnable stage fits; the caller scans them in order.
+            return None;
+        }
+        let from = from as usize;
+        if from >= self.width {
+            return None;
+        }
+        self.find(1, 0, self.width, from, free).map(|s| s as u32)
+    }
+
+    /// False when no stage's leaf fits `free` (by the root's componentwise minimum alone, so
+    /// with two or more resources it may say true although none fits): a policy passes over a
+    /// job at once when it says false.
+    pub fn any_fits(&self, free: &ResVec) -> bool {
+        self.dims.is_empty() || self.fits(1, free)
+    }
+
+    fn fits(&self, node: usize, free: &ResVec) -> bool {
+        let k = self.dims.len();
+        let vals = &self.min[node * k..node * k + k];
+        self.dims.iter().zip(vals).all(|(&r, &d)| d <= free.0[r] * (1.0 + CAPACITY_EPS) + CAPACITY_EPS)
+    }
+
+    /// The leftmost leaf `>= from` under `node` (covering `lo..hi`) that fits.
+    fn find(&self, node: usize, lo: usize, hi: usize, from: usize, free: &ResVec) -> Option<usize> {
+        if hi <= from || !self.fits(node, free) {
+            return None;
+        }
+        if hi - lo == 1 {
+            return Some(lo);
+        }
+        let mid = (lo + hi) / 2;
+        self.find(2 * node, lo, mid, from, free).or_else(|| self.find(2 * node + 1, mid, hi, from, free))
+    }
+
+    /// True when the index has resources to search by (else every stage "fits").
+    pub fn is_useful(&self) -> bool {
+        !self.dims.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    fn fits(d: &ResVec, free: &ResVec, dims: &[usize]) -> bool {
+        dims.iter().all(|&r| d.0[r] <= free.0[r] * (1.0 + CAPACITY_EPS) + CAPACITY_EPS)
+    }
+
+    /// Against a linear scan, on random leaves, updates and free vectors.
+    #[test]
+    fn next_fitting_is_the_first_fitting_stage_of_a_scan() {
+        for seed in 0..200u64 {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let n = rng.gen_range(1..70usize);
+            let dims = match seed % 3 {
+                0 => vec![0, 2],
+                1 => vec![1],
+                _ => vec![0, 1, 2],
+            };
+            let mut idx = FitIndex::new(n, dims.clone());
+            let mut leaves: Vec<Option<ResVec>> = vec![None; n];
+            for _ in 0..200 {
+                let s = rng.gen_range(0..n);
+                let v = (rng.gen_range(0..4) > 0).then(|| {
+                    ResVec::from_slice(&[rng.gen_range(0.0..8.0), rng.gen_range(0.0..8.0), rng.gen_range(0.0..8.0)])
+                });
+                idx.set(s as u32, v.as_ref());
+                leaves[s] = v;
+                let free =
+                    ResVec::from_slice(&[rng.gen_range(0.0..9.0), rng.gen_range(0.0..9.0), rng.gen_range(0.0..9.0)]);
+                let from = rng.gen_range(0..n + 2);
+                let want =
+                    (from..n).find(|&i| leaves[i].as_ref().is_some_and(|d| fits(d, &free, &dims))).map(|i| i as u32);
+                assert_eq!(idx.next_fitting(from as u32, &free), want, "seed {seed}");
+                let any = leaves.iter().any(|l| l.as_ref().is_some_and(|d| fits(d, &free, &dims)));
+                assert!(idx.any_fits(&free) || !any, "seed {seed}: a stage fits, the root says none");
+                if dims.len() == 1 {
+                    assert_eq!(idx.any_fits(&free), any, "seed {seed}");
+                }
+            }
+        }
+    }
+}
