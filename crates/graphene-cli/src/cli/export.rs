@@ -78,6 +78,7 @@ pub fn run(a: Args) -> Result<i32> {
                 demands: a.demands,
                 seed: a.seed,
                 job: None,
+                dag: None,
             };
             Some(formats::load_dag(path, &load)?)
         }
