@@ -515,8 +515,8 @@ impl Acc {
                     v.name = info.vertex_name.clone().ok_or_else(|| Error::field("otherinfo.vertexName", "missing"))?;
                     v.line = line;
                     if let Some(n) = info.num_tasks {
-                        // A count reconfigured earlier wins over the initial one.
-                        if v.tasks <= 0 || n > 0 && v.line == 0 {
+                        // A count set by VERTEX_CONFIGURE_DONE (the final one) wins.
+                        if v.tasks <= 0 {
                             v.tasks = n;
                         }
                     } else {
@@ -834,5 +834,302 @@ mod tests {
         assert_eq!(split_id("vertex_17_0001_2_03", "vertex_", 1), Some(("dag_17_0001_2".into(), vec![3])));
         assert_eq!(split_id("vertex_x", "vertex_", 1), None);
         assert_eq!(split_id("task_1_2", "attempt_", 1), None);
+    }
+
+    const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/tez/history");
+    const SECOND: &str = "history.txt.appattempt_1795855528874_0001_000000";
+
+    /// The raw records of a history file, parsed here with serde_json alone.
+    fn raw(text: &str) -> Vec<serde_json::Value> {
+        let recs: Vec<&str> = text.split("\u{1}\n").collect();
+        assert_eq!(recs.last(), Some(&""), "every record ends with the separator");
+        recs[..recs.len() - 1].iter().map(|r| serde_json::from_str(r).unwrap()).collect()
+    }
+
+    fn kind(v: &serde_json::Value) -> &str {
+        v["events"][0]["eventtype"].as_str().unwrap()
+    }
+
+    /// What the fixtures hold, computed from the raw records without the reader: per DAG that
+    /// succeeded, (name, signature input, per vertex (name, sorted durations in ms)), and the
+    /// failed and killed attempt counts.
+    #[test]
+    fn fixtures_read_as_the_raw_records_say() {
+        let mut expect: Vec<(String, Vec<(String, String, String)>, Vec<(String, Vec<i64>)>)> = Vec::new();
+        let (mut failed, mut killed, mut dags_failed) = (0, 0, 0);
+        let mut names: Vec<_> = std::fs::read_dir(DIR).unwrap().map(|e| e.unwrap().path()).collect();
+        names.sort();
+        for path in &names {
+            let recs = raw(&std::fs::read_to_string(path).unwrap());
+            let status: HashMap<String, String> = recs
+                .iter()
+                .filter(|r| kind(r) == "DAG_FINISHED")
+                .map(|r| {
+                    (r["entity"].as_str().unwrap().to_string(), r["otherinfo"]["status"].as_str().unwrap().to_string())
+                })
+                .collect();
+            let vname: HashMap<String, String> = recs
+                .iter()
+                .filter(|r| kind(r) == "VERTEX_INITIALIZED")
+                .map(|r| {
+                    (
+                        r["entity"].as_str().unwrap().to_string(),
+                        r["otherinfo"]["vertexName"].as_str().unwrap().to_string(),
+                    )
+                })
+                .collect();
+            for r in &recs {
+                if kind(r) == "TASK_ATTEMPT_FINISHED" {
+                    match r["otherinfo"]["status"].as_str().unwrap() {
+                        "FAILED" => failed += 1,
+                        "KILLED" => killed += 1,
+                        _ => {}
+                    }
+                }
+            }
+            for r in recs.iter().filter(|r| kind(r) == "DAG_SUBMITTED") {
+                let id = r["entity"].as_str().unwrap();
+                if status[id] != "SUCCEEDED" {
+                    dags_failed += 1;
+                    continue;
+                }
+                let plan = &r["otherinfo"]["dagPlan"];
+                let mut edges: Vec<(String, String, String)> = plan["edges"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|e| {
+                        let s = |k: &str| e[k].as_str().unwrap().to_string();
+                        (s("inputVertexName"), s("outputVertexName"), s("dataMovementType"))
+                    })
+                    .collect();
+                edges.sort();
+                let mut vertices = Vec::new();
+                for v in plan["vertices"].as_array().unwrap() {
+                    let name = v["vertexName"].as_str().unwrap().to_string();
+                    let vid = vname
+                        .iter()
+                        .find(|(k, n)| **n == name && k.starts_with(&id.replace("dag_", "vertex_")))
+                        .unwrap()
+                        .0;
+                    let mut ms: Vec<i64> = recs
+                        .iter()
+                        .filter(|a| kind(a) == "TASK_ATTEMPT_FINISHED" && a["otherinfo"]["status"] == "SUCCEEDED")
+                        .filter(|a| {
+                            a["entity"]
+                                .as_str()
+                                .unwrap()
+                                .starts_with(&format!("{}_", vid.replace("vertex_", "attempt_")))
+                        })
+                        .map(|a| {
+                            a["otherinfo"]["endTime"].as_i64().unwrap() - a["otherinfo"]["startTime"].as_i64().unwrap()
+                        })
+                        .collect();
+                    ms.sort();
+                    vertices.push((name, ms));
+                }
+                vertices.sort();
+                expect.push((plan["dagName"].as_str().unwrap().to_string(), edges, vertices));
+            }
+        }
+        let h = read(Path::new(DIR)).unwrap();
+        assert_eq!(h.report.files, 2);
+        assert_eq!((h.report.attempts_failed, h.report.attempts_killed), (failed, killed));
+        assert_eq!(h.report.dags_failed.0, dags_failed);
+        assert_eq!(h.report.dags_failed.1.as_deref(), Some("doomed"));
+        // The fixtures' own shapes (tests/data/tez/README.md).
+        assert_eq!((failed, killed, dags_failed), (3, 1, 1));
+        let got: Vec<_> = h
+            .runs
+            .iter()
+            .map(|r| {
+                let d = &r.dag;
+                let mut edges: Vec<(String, String, String)> = d
+                    .stages
+                    .iter()
+                    .flat_map(|s| {
+                        s.parents.iter().map(|p| {
+                            let kind = match p.kind {
+                                EdgeKind::OneToOne => "ONE_TO_ONE",
+                                EdgeKind::AllToAll => "all-to-all",
+                            };
+                            (d.stages[p.stage as usize].name.clone(), s.name.clone(), kind.to_string())
+                        })
+                    })
+                    .collect();
+                edges.sort();
+                let mut vertices: Vec<(String, Vec<i64>)> = d
+                    .stages
+                    .iter()
+                    .map(|s| {
+                        let mut ms: Vec<i64> =
+                            s.tasks().map(|t| (d.tasks[t as usize].duration * 1000.0).round() as i64).collect();
+                        ms.sort();
+                        (s.name.clone(), ms)
+                    })
+                    .collect();
+                vertices.sort();
+                (d.name.clone(), edges, vertices)
+            })
+            .collect();
+        assert_eq!(got.len(), expect.len());
+        assert_eq!(expect.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(), ["etl-q1", "diamond", "etl-q2"]);
+        for (g, e) in got.iter().zip(&expect) {
+            assert_eq!(g.0, e.0);
+            assert_eq!(g.2, e.2, "{}: vertices, task counts and durations", g.0);
+            let mapped: Vec<(String, String, String)> =
+                e.1.iter()
+                    .map(|(a, b, m)| {
+                        (a.clone(), b.clone(), if m == "ONE_TO_ONE" { m.clone() } else { "all-to-all".into() })
+                    })
+                    .collect();
+            assert_eq!(g.1, mapped, "{}: edges", g.0);
+        }
+        // etl-q1 and etl-q2 have the shape of the test vector; every task: Tez's default container.
+        assert_eq!(h.runs[0].signature.as_deref(), Some(TEST_VECTOR));
+        assert_eq!(h.runs[2].signature.as_deref(), Some(TEST_VECTOR));
+        assert_ne!(h.runs[1].signature.as_deref(), Some(TEST_VECTOR));
+        assert_eq!(dag_signature(&h.runs[1].dag), h.runs[1].signature);
+        assert!(h.runs.iter().all(|r| r.dag.tasks.iter().all(|t| t.demand.0[..2] == [1.0, 1.0])));
+    }
+
+    #[test]
+    fn pick_by_name_id_and_number() {
+        let h = || read(Path::new(DIR)).unwrap();
+        assert_eq!(h().dags(None).unwrap().len(), 3);
+        assert_eq!(h().dags(Some("diamond")).unwrap()[0].name, "diamond");
+        assert_eq!(h().dags(Some("4")).unwrap()[0].name, "etl-q2");
+        assert_eq!(h().dags(Some("dag_1795855519364_0001_1")).unwrap()[0].name, "etl-q1");
+        let e = h().dags(Some("3")).unwrap_err().to_string();
+        assert!(e.contains("'doomed') is left out: it ended FAILED"), "{e}");
+        let e = h().dags(Some("nope")).unwrap_err().to_string();
+        assert!(e.contains("no such DAG") && e.contains("2 diamond"), "{e}");
+        assert!(h().dags(Some("0")).is_err());
+    }
+
+    #[test]
+    fn median_over_runs_with_the_latest_parallelism() {
+        let h = read(Path::new(DIR)).unwrap();
+        let runs: Vec<&TezRun> = [&h.runs[0], &h.runs[2]].into();
+        let merged = merge_runs(&runs).unwrap();
+        for s in &merged.stages {
+            let mut all: Vec<f64> = runs
+                .iter()
+                .flat_map(|r| {
+                    let st = &r.dag.stages[r.dag.stage_by_name(&s.name).unwrap() as usize];
+                    st.tasks().map(|t| r.dag.tasks[t as usize].duration).collect::<Vec<_>>()
+                })
+                .collect();
+            all.sort_by(f64::total_cmp);
+            let n = all.len();
+            let median = if n % 2 == 1 { all[n / 2] } else { (all[n / 2 - 1] + all[n / 2]) / 2.0 };
+            let latest = &h.runs[2].dag;
+            assert_eq!(s.len, latest.stages[latest.stage_by_name(&s.name).unwrap() as usize].len);
+            assert!(s.tasks().all(|t| merged.tasks[t as usize].duration == median), "{}", s.name);
+        }
+        assert_eq!(dag_signature(&merged).as_deref(), Some(TEST_VECTOR));
+    }
+
+    /// The second fixture with its records edited: `f(index, record)` returns the records to
+    /// write in its place.
+    fn edited(f: impl Fn(usize, &str) -> Vec<String>) -> (tempfile::TempDir, PathBuf) {
+        let text = std::fs::read_to_string(Path::new(DIR).join(SECOND)).unwrap();
+        let recs: Vec<&str> = text.split("\u{1}\n").filter(|r| !r.is_empty()).collect();
+        let mut out = String::new();
+        for (i, r) in recs.iter().enumerate() {
+            for x in f(i, r) {
+                out += &x;
+                out += "\u{1}\n";
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(SECOND);
+        std::fs::write(&path, out).unwrap();
+        (dir, path)
+    }
+
+    fn err(path: &Path) -> String {
+        read(path).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn malformed_history_names_file_line_and_field() {
+        // A truncated last record.
+        let (_d, path) = edited(|_, r| vec![r.to_string()]);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines = text.matches('\u{1}').count();
+        std::fs::write(&path, &text[..text.len() - 40]).unwrap();
+        let e = err(&path);
+        assert!(e.contains(SECOND) && e.contains(&format!("line {lines}")) && e.contains("cut short"), "{e}");
+
+        // An unknown event type (line 2 is AM_STARTED).
+        let (_d, path) =
+            edited(|i, r| vec![if i == 1 { r.replace("AM_STARTED", "AM_EXPLODED") } else { r.to_string() }]);
+        let e = err(&path);
+        assert!(
+            e.contains(SECOND)
+                && e.contains("line 2")
+                && e.contains("events[0].eventtype")
+                && e.contains("AM_EXPLODED"),
+            "{e}"
+        );
+
+        // A vertex with no tasks.
+        let zero = |r: &str| {
+            let mut v: serde_json::Value = serde_json::from_str(r).unwrap();
+            if kind(&v) == "VERTEX_INITIALIZED" && v["otherinfo"]["vertexName"] == "Map 2" {
+                v["otherinfo"]["numTasks"] = 0.into();
+            }
+            if kind(&v) == "VERTEX_CONFIGURE_DONE" && v["entity"].as_str().unwrap().ends_with("_01") {
+                v["events"][0]["eventinfo"]["numTasks"] = 0.into();
+            }
+            v.to_string()
+        };
+        let (_d, path) = edited(|_, r| vec![zero(r)]);
+        let e = err(&path);
+        assert!(e.contains(SECOND) && e.contains("vertex 'Map 2' (line 9) numTasks") && e.contains("no tasks"), "{e}");
+
+        // An attempt that ends twice.
+        let mut first = None;
+        let (_d, path) = {
+            let text = std::fs::read_to_string(Path::new(DIR).join(SECOND)).unwrap();
+            let recs: Vec<&str> = text.split("\u{1}\n").collect();
+            first = recs.iter().position(|r| r.contains("\"TASK_ATTEMPT_FINISHED\"")).or(first);
+            let at = first.unwrap();
+            edited(move |i, r| if i == at { vec![r.to_string(), r.to_string()] } else { vec![r.to_string()] })
+        };
+        let at = first.unwrap() + 1;
+        let e = err(&path);
+        assert!(
+            e.contains(SECOND)
+                && e.contains(&format!("line {}", at + 1))
+                && e.contains("entity")
+                && e.contains(&format!("ends twice (first in {} line {at})", path.display())),
+            "{e}"
+        );
+
+        // Not JSON at all, and a record with no events.
+        let (_d, path) = edited(|i, r| vec![if i == 2 { "{nope".into() } else { r.to_string() }]);
+        let e = err(&path);
+        assert!(e.contains("line 3") && e.contains("not a Tez history record"), "{e}");
+        let (_d, path) =
+            edited(|i, r| vec![if i == 2 { r#"{"entity":"x","events":[]}"#.into() } else { r.to_string() }]);
+        assert!(err(&path).contains("line 3: events: missing or empty"), "{}", err(&path));
+    }
+
+    #[test]
+    fn detection_and_latin1() {
+        let text = std::fs::read_to_string(Path::new(DIR).join(SECOND)).unwrap();
+        assert!(looks_like_tez_text(&text));
+        assert!(!looks_like_tez_text(r#"{"stages": []}"#));
+        assert!(looks_like_tez(Path::new(DIR)));
+        assert!(looks_like_tez(&Path::new(DIR).join(SECOND)));
+        // Tez writes the low byte of each character: a vertex named "Map é" is the byte 0xE9.
+        let bytes: Vec<u8> = text.replace("Map 2", "Map \u{e9}").chars().map(|c| c as u32 as u8).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(SECOND);
+        std::fs::write(&path, bytes).unwrap();
+        let h = read(&path).unwrap();
+        assert!(h.runs[0].dag.stage_by_name("Map \u{e9}").is_some());
     }
 }
