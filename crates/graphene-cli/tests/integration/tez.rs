@@ -8,7 +8,13 @@ use graphene::model::Dag;
 use crate::util::{repo, run, tempdir};
 
 const DIR: &str = "tests/data/tez/history";
-const SECOND: &str = "tests/data/tez/history/history.txt.appattempt_1795855528874_0001_000000";
+
+/// The second session's file (etl-q2 alone), whatever its application attempt id.
+fn second() -> std::path::PathBuf {
+    let mut files: Vec<_> = std::fs::read_dir(repo(DIR)).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    files.pop().unwrap()
+}
 /// `graphene-tez-signature/1` of Map 1, Map 2 -> Reducer 3 (the shared test vector).
 const ETL: &str = "101843599e02475317b784fba8058a85d1a0d208acb6f7262098ece585f2be7d";
 
@@ -44,8 +50,8 @@ fn build_schedule_reads_history_detected_or_named_and_the_schedule_validates() {
     // The one-DAG file: no --dag needed; `validate` (the independent validator) accepts it.
     let tmp = tempdir();
     let out = tmp.path().join("s.json");
-    run(&["build-schedule", &repo(SECOND).to_string_lossy(), "-q", "--out", out.to_str().unwrap()]).ok();
-    let ok = run(&["validate", &repo(SECOND).to_string_lossy(), out.to_str().unwrap()]).ok();
+    run(&["build-schedule", &second().to_string_lossy(), "-q", "--out", out.to_str().unwrap()]).ok();
+    let ok = run(&["validate", &second().to_string_lossy(), out.to_str().unwrap()]).ok();
     assert!(ok.stdout_str().contains("valid"), "{}", ok.stdout_str());
 }
 
@@ -58,7 +64,9 @@ fn lower_bound_of_a_picked_dag() {
     assert!((v["lower_bounds"]["critical_path"].as_f64().unwrap() - cp).abs() < 1e-9, "{v}");
     // By number (counting the failed DAG) and by Tez DAG id.
     let by_n = run(&["lower-bound", dir.to_str().unwrap(), "--dag", "1", "--json"]).ok().json();
-    let by_id = run(&["lower-bound", dir.to_str().unwrap(), "--dag", "dag_1795855519364_0001_1", "--json"]).ok().json();
+    let id = formats::tez::read(&dir).unwrap().runs[0].id.clone();
+    assert!(id.starts_with("dag_") && id.ends_with("_1"), "{id}");
+    let by_id = run(&["lower-bound", dir.to_str().unwrap(), "--dag", &id, "--json"]).ok().json();
     assert_eq!(by_n, v);
     assert_eq!(by_id, v);
 }
@@ -160,7 +168,7 @@ fn export_from_history_writes_one_file_per_signature() {
 #[test]
 fn export_refuses_a_vertex_name_with_a_tab() {
     let tmp = tempdir();
-    let text = std::fs::read_to_string(repo(SECOND)).unwrap().replace("Map 2", "Map\\t2");
+    let text = std::fs::read_to_string(second()).unwrap().replace("Map 2", "Map\\t2");
     let hist = tmp.path().join("history.txt.appattempt_1_0001_000000");
     std::fs::write(&hist, text).unwrap();
     let out = tmp.path().join("exports");
