@@ -542,14 +542,25 @@ impl Acc {
                     "SUCCEEDED" => {
                         let start = info.start_time.ok_or_else(|| Error::field("otherinfo.startTime", "missing"))?;
                         let end = info.end_time.ok_or_else(|| Error::field("otherinfo.endTime", "missing"))?;
+                        if start < 0 {
+                            return Err(Error::field("otherinfo.startTime", format!("{start} is below 0")));
+                        }
                         if end < start {
                             return Err(Error::field(
                                 "otherinfo.endTime",
                                 format!("{end} is before startTime {start}"),
                             ));
                         }
+                        // Both are >= 0, so the difference fits.
+                        let secs = (end - start) as f64 / 1000.0;
+                        if secs > crate::limits::MAX_SECONDS {
+                            return Err(Error::field(
+                                "otherinfo.endTime",
+                                format!("the attempt lasts {secs} s, beyond {} s", crate::limits::MAX_SECONDS),
+                            ));
+                        }
                         let d = self.dag_mut(&dag, "entity")?;
-                        if d.done.insert((nums[0], nums[1]), (end - start) as f64 / 1000.0).is_some() {
+                        if d.done.insert((nums[0], nums[1]), secs).is_some() {
                             return Err(Error::field(
                                 "entity",
                                 format!("a second attempt of task {} succeeded", nums[1]),
@@ -625,8 +636,20 @@ impl Acc {
 
 fn build(d: &DagAcc, total_tasks: &mut u64) -> Result<TezRun> {
     let limits = crate::limits::current();
-    let by_name: HashMap<&str, (u32, &VertexAcc)> =
-        d.vertices.iter().map(|(i, v)| (v.name.as_str(), (*i, v))).collect();
+    let mut by_name: HashMap<&str, (u32, &VertexAcc)> = HashMap::with_capacity(d.vertices.len());
+    // Vertices with a VERTEX_INITIALIZED record (one that was only reconfigured has no name).
+    for (i, v) in d.vertices.iter().filter(|(_, v)| v.line > 0) {
+        if let Some((_, other)) = by_name.insert(v.name.as_str(), (*i, v)) {
+            let lines = (other.line.min(v.line), other.line.max(v.line));
+            return Err(Error::field(
+                format!("vertex '{}'", v.name),
+                format!(
+                    "two vertices of the DAG have this name (VERTEX_INITIALIZED at lines {} and {})",
+                    lines.0, lines.1
+                ),
+            ));
+        }
+    }
     let mut specs = Vec::with_capacity(d.plan.vertices.len());
     let mut names = Vec::with_capacity(d.plan.vertices.len());
     for (i, pv) in d.plan.vertices.iter().enumerate() {
@@ -669,6 +692,7 @@ fn build(d: &DagAcc, total_tasks: &mut u64) -> Result<TezRun> {
     }
     let index: HashMap<&str, usize> = names.iter().enumerate().map(|(i, n)| (*n, i)).collect();
     let mut edges = Vec::with_capacity(d.plan.edges.len());
+    let mut seen = std::collections::HashSet::with_capacity(d.plan.edges.len());
     for (i, e) in d.plan.edges.iter().enumerate() {
         let f = |k: &str| format!("otherinfo.dagPlan.edges[{i}].{k}");
         let src = e.input.as_deref().ok_or_else(|| Error::field(f("inputVertexName"), "missing"))?;
@@ -685,6 +709,9 @@ fn build(d: &DagAcc, total_tasks: &mut u64) -> Result<TezRun> {
             if !index.contains_key(v) {
                 return Err(Error::field(f(k), format!("'{v}' is not a vertex of the DAG plan")));
             }
+        }
+        if !seen.insert((src, dst)) {
+            return Err(Error::field(f("outputVertexName"), format!("a second edge from '{src}' to '{dst}'")));
         }
         specs[index[dst]].parents.push((src.to_string(), kind));
         edges.push((src, dst));
@@ -723,7 +750,7 @@ impl TezHistory {
         for (id, name, why) in &self.left_out {
             all.push((id.as_str(), name.as_str(), Err(why.as_str())));
         }
-        all.sort_by(|a, b| id_order(a.0).cmp(&id_order(b.0)));
+        all.sort_by_cached_key(|a| id_order(a.0));
         let found: Vec<usize> = if let Ok(n) = want.parse::<usize>() {
             if n == 0 || n > all.len() {
                 return Err(Error::Usage(format!(
@@ -861,7 +888,8 @@ mod tests {
     /// failed and killed attempt counts.
     #[test]
     fn fixtures_read_as_the_raw_records_say() {
-        let mut expect: Vec<(String, Vec<(String, String, String)>, Vec<(String, Vec<i64>)>)> = Vec::new();
+        type Shape = (String, Vec<(String, String, String)>, Vec<(String, Vec<i64>)>);
+        let mut expect: Vec<Shape> = Vec::new();
         let (mut failed, mut killed, mut dags_failed) = (0, 0, 0);
         let mut names: Vec<_> = std::fs::read_dir(DIR).unwrap().map(|e| e.unwrap().path()).collect();
         names.sort();
