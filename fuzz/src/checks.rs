@@ -372,6 +372,32 @@ pub fn dag_stg(data: &[u8]) -> Outcome {
     Outcome::of(&r)
 }
 
+/// Tez history: every DAG read is well formed and round-trips, carries the signature its stages
+/// and edges give, and is counted once; read from a file (as the CLI does) it is the same.
+pub fn dag_tez(data: &[u8]) -> Outcome {
+    use graphene::formats::tez;
+    let Some(t) = text(data) else { return Outcome::Skipped };
+    let r = tez::parse(t, "fuzz");
+    if let Ok(h) = &r {
+        assert_eq!(h.report.dags_read, h.runs.len(), "the report counts the DAGs read");
+        let mut ids: Vec<&str> = h.runs.iter().map(|x| x.id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), h.runs.len(), "a DAG id read twice");
+        for run in &h.runs {
+            accepted_dag(&run.dag);
+            assert_eq!(run.signature, tez::dag_signature(&run.dag), "the signature is the DAG's own");
+            assert!(run.dag.tasks.iter().all(|x| x.duration >= 0.0), "a negative duration");
+        }
+        let dir = scratch();
+        let path = write(&dir.path().join("history.txt.appattempt_1_0001_000001"), data);
+        let again = tez::read(&path).unwrap_or_else(|e| panic!("the text reads, the file does not: {e}"));
+        assert_eq!(again.runs.len(), h.runs.len(), "the file reads as the text");
+        assert_eq!(again.report, h.report, "the file reads as the text");
+    }
+    Outcome::of(&r)
+}
+
 /// Where two readings of one Spark log differ: jobs (ids, submission times, pools, DAGs), what
 /// was left out and the report; `partial` also ignores the report's note of a dropped line.
 fn diff_apps(a: &SparkApp, b: &SparkApp, partial: bool) -> Option<String> {

@@ -136,6 +136,7 @@ impl Env {
             demands: o.take("demands")?,
             seed: o.take("dag_seed")?.unwrap_or(0),
             job: None,
+            dag: None,
         };
         let ro: ReplayOptions = replay_opts(&o)?;
         o.finish()?;

@@ -161,6 +161,7 @@ fn load_opts(o: &Opts) -> PyResult<LoadOptions> {
         demands: o.take("demands")?,
         seed: o.take("seed")?.unwrap_or(0),
         job: o.take("job")?,
+        dag: None,
     })
 }
 

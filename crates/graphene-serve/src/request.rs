@@ -87,6 +87,7 @@ impl Options {
             demands: self.demands.clone(),
             seed: self.seed.unwrap_or(0),
             job: self.job,
+            dag: None,
         })
     }
 

@@ -289,6 +289,89 @@ pub fn pretty(v: &serde_json::Value) -> Vec<u8> {
     out
 }
 
+/// One file of a Tez export directory: the order for one DAG shape.
+pub struct TezShapeExport {
+    /// `graphene-tez-signature/1` of the shape: the file is `<signature>.json`.
+    pub signature: String,
+    /// The name of the shape's latest run.
+    pub dag: String,
+    /// Tez DAG ids of the runs the durations came from, oldest first.
+    pub runs: Vec<String>,
+    pub makespan: f64,
+    /// The export (graphene-tez/2, with `signature`).
+    pub bytes: Vec<u8>,
+}
+
+/// Turns a Tez history into one export per DAG shape (signature): the shape's DAG made from its
+/// runs ([`crate::formats::tez::merge_runs`]: the latest run's tasks, each vertex's tasks lasting
+/// the median of its task durations over all runs), demands replaced by `demands` when given,
+/// scheduled by `which` on the cluster `cluster_for` gives for it, checked by the independent
+/// validator, and exported in `opts` (which must be the tez format) with the signature. Shapes
+/// come out in signature order.
+#[allow(clippy::too_many_arguments)]
+pub fn tez_history_exports(
+    history: crate::formats::tez::TezHistory,
+    demands: Option<&str>,
+    cluster_for: &dyn Fn(&Dag) -> Result<Cluster>,
+    net: &Network,
+    which: Scheduler,
+    cfg: &OfflineConfig,
+    seed: u64,
+    opts: &crate::export::ExportOptions,
+) -> Result<Vec<TezShapeExport>> {
+    use crate::formats::tez;
+    if opts.format != crate::export::ExportFormat::Tez {
+        return Err(Error::Usage(
+            "an export directory from a Tez history is in the tez format only (--format tez)".into(),
+        ));
+    }
+    let profile = demands.map(crate::formats::profile::Profile::by_name).transpose()?;
+    let runs = history.pick(None)?;
+    let mut shapes: std::collections::BTreeMap<String, Vec<&tez::TezRun>> = std::collections::BTreeMap::new();
+    for r in &runs {
+        let sig = r.signature.clone().ok_or_else(|| {
+            Error::Usage(format!(
+                "{} line {}: DAG {} ('{}') has no {}: a vertex name holds a tab or a newline",
+                r.file.display(),
+                r.line,
+                r.id,
+                r.dag.name,
+                tez::SIGNATURE_SCHEME
+            ))
+        })?;
+        shapes.entry(sig).or_default().push(r);
+    }
+    let mut out = Vec::with_capacity(shapes.len());
+    for (signature, mut group) in shapes {
+        // Oldest first, so that the last is the latest run (Tez numbers DAGs in time order).
+        group.sort_by_cached_key(|r| tez_id_key(&r.id));
+        let mut dag = tez::merge_runs(&group)?;
+        if let Some(p) = &profile {
+            dag = p.apply(&dag, seed);
+        }
+        let cluster = cluster_for(&dag)?;
+        let s = schedule(&dag, &cluster, net, false, which, cfg, seed, true)?;
+        let text = String::from_utf8(s.json).expect("a report is UTF-8");
+        let sched = crate::export::ScheduleIn::parse(&text)?;
+        let mut o = opts.clone();
+        o.signature = Some(signature.clone());
+        let bytes = crate::export::export(&sched, Some(&dag), &o)?;
+        out.push(TezShapeExport {
+            signature,
+            dag: dag.name.clone(),
+            runs: group.iter().map(|r| r.id.clone()).collect(),
+            makespan: s.report.makespan,
+            bytes,
+        });
+    }
+    Ok(out)
+}
+
+/// `dag_<cluster timestamp>_<application>_<n>` as numbers, for time order.
+fn tez_id_key(id: &str) -> Vec<u64> {
+    id.trim_start_matches("dag_").split('_').map(|p| p.parse().unwrap_or(u64::MAX)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

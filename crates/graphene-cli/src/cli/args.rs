@@ -172,7 +172,24 @@ impl InputArgs {
             demands: self.demands.clone(),
             seed: self.seed,
             job: self.job,
+            dag: None,
         }
+    }
+}
+
+/// `--dag`: which DAG of a Tez history to read.
+#[derive(Args, Debug, Clone, Default)]
+pub struct DagPickArgs {
+    /// Tez history: the DAG to read, by name, Tez DAG id (dag_...) or number N (the N-th DAG
+    /// submitted, from 1); every DAG that succeeded when absent.
+    #[arg(long = "dag", id = "tez_dag", value_name = "NAME|ID|N")]
+    pub dag: Option<String>,
+}
+
+impl InputArgs {
+    /// [`InputArgs::load_options`] with the Tez DAG picked by `--dag`.
+    pub fn load_options_picking(&self, pick: &DagPickArgs) -> LoadOptions {
+        LoadOptions { dag: pick.dag.clone(), ..self.load_options() }
     }
 }
 

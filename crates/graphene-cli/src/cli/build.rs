@@ -9,7 +9,7 @@ use graphene::offline::SearchReport;
 use graphene::output::{self, ScheduleReport};
 use graphene::Result;
 
-use super::args::{cluster_for, parse_scheduler, spec_for_file, ClusterArgs, InputArgs, SearchArgs};
+use super::args::{cluster_for, parse_scheduler, spec_for_file, ClusterArgs, DagPickArgs, InputArgs, SearchArgs};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -19,6 +19,8 @@ pub struct Args {
     pub cluster: ClusterArgs,
     #[command(flatten)]
     pub input: InputArgs,
+    #[command(flatten)]
+    pub pick: DagPickArgs,
     #[command(flatten)]
     pub search: SearchArgs,
     /// graphene, or a baseline: bfs, cp, tetris, random, strippart, coffman-graham, fifo; on machines
@@ -55,7 +57,7 @@ pub fn run(a: Args) -> Result<i32> {
         // Refuse a bad --out before the search, not after it.
         output::target(out, &inputs)?;
     }
-    let dag = formats::load_dag(&a.dag, &a.input.load_options())?;
+    let dag = formats::load_dag(&a.dag, &a.input.load_options_picking(&a.pick))?;
     let network_file = formats::is_network_file(&a.dag, a.input.format)?;
     let spec = spec_for_file(&a.cluster, &a.input, &a.dag)?;
     let net = spec.network();

@@ -6,7 +6,7 @@ use graphene::formats;
 use graphene::lowerbound;
 use graphene::Result;
 
-use super::args::{cluster_for, ClusterArgs, InputArgs};
+use super::args::{cluster_for, ClusterArgs, DagPickArgs, InputArgs};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -16,13 +16,15 @@ pub struct Args {
     pub cluster: ClusterArgs,
     #[command(flatten)]
     pub input: InputArgs,
+    #[command(flatten)]
+    pub pick: DagPickArgs,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run(a: Args) -> Result<i32> {
-    let dag = formats::load_dag(&a.dag, &a.input.load_options())?;
+    let dag = formats::load_dag(&a.dag, &a.input.load_options_picking(&a.pick))?;
     let spec = a.cluster.spec()?;
     let cluster = cluster_for(&spec, &dag, a.cluster.cluster.as_deref(), &a.dag)?;
     let lb = lowerbound::compute(&dag, &cluster);

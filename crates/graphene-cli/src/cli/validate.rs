@@ -6,7 +6,7 @@ use graphene::api::validate_file;
 use graphene::formats;
 use graphene::Result;
 
-use super::args::{cluster_for, spec_for_file, ClusterArgs, InputArgs};
+use super::args::{cluster_for, spec_for_file, ClusterArgs, DagPickArgs, InputArgs};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -18,13 +18,15 @@ pub struct Args {
     pub cluster: ClusterArgs,
     #[command(flatten)]
     pub input: InputArgs,
+    #[command(flatten)]
+    pub pick: DagPickArgs,
     /// Print at most this many violations.
     #[arg(long, default_value_t = 50)]
     pub max_shown: usize,
 }
 
 pub fn run(a: Args) -> Result<i32> {
-    let dag = formats::load_dag(&a.dag, &a.input.load_options())?;
+    let dag = formats::load_dag(&a.dag, &a.input.load_options_picking(&a.pick))?;
     let file = formats::schedule_file::load(&a.schedule)?;
     let spec = spec_for_file(&a.cluster, &a.input, &a.dag)?;
     let cluster = cluster_for(&spec, &dag, a.cluster.cluster.as_deref(), &a.dag)?;

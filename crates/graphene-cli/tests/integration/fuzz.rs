@@ -23,13 +23,14 @@ use super::util::repo;
 
 type Check = fn(&[u8]) -> Outcome;
 
-const TARGETS: [(&str, Check); 20] = [
+const TARGETS: [(&str, Check); 21] = [
     ("dag_native", checks::dag_native),
     ("dag_task_graph", checks::dag_task_graph),
     ("dag_dax", checks::dag_dax),
     ("dag_dot", checks::dag_dot),
     ("dag_stg", checks::dag_stg),
     ("dag_spark", checks::dag_spark),
+    ("dag_tez", checks::dag_tez),
     ("spark_lz4", checks::spark_lz4),
     ("spark_snappy", checks::spark_snappy),
     ("spark_zstd", checks::spark_zstd),

@@ -57,5 +57,6 @@ mod schedules;
 mod serve;
 mod spark;
 mod task_graphs;
+mod tez;
 mod trace;
 mod waves;

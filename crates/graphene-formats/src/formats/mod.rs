@@ -14,6 +14,7 @@ pub mod schedule_file;
 pub mod spark;
 pub mod stg;
 pub(crate) mod task_graph;
+pub mod tez;
 pub mod tpch;
 pub mod waves;
 pub mod wfcommons;
@@ -94,6 +95,9 @@ crate::named_enum! {
         /// A Spark event log: a JSON-lines file (plain or compressed with zstd, lz4 or snappy) or a
         /// rolling-log directory; each job that succeeded is a DAG.
         Spark = "spark",
+        /// Apache Tez history (SimpleHistoryLoggingService's `history.txt.*` files, or a
+        /// directory of them); each DAG that succeeded is a DAG.
+        Tez = "tez",
     }
 }
 
@@ -112,11 +116,14 @@ pub struct LoadOptions {
     pub seed: u64,
     /// Spark event logs: the job to read (all jobs that succeeded when None).
     pub job: Option<u64>,
+    /// Tez history: the DAG to read, by name, Tez DAG id or number from 1 (all DAGs that
+    /// succeeded when None).
+    pub dag: Option<String>,
 }
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        LoadOptions { format: None, query: None, executors: 20, demands: None, seed: 0, job: None }
+        LoadOptions { format: None, query: None, executors: 20, demands: None, seed: 0, job: None, dag: None }
     }
 }
 
@@ -158,6 +165,9 @@ pub(crate) fn stem(path: &Path) -> String {
 
 /// Guesses the format from the top-level keys (or, for JSON lines, the first line's event).
 pub fn detect(text: &str) -> Result<Format> {
+    if tez::looks_like_tez_text(text) {
+        return Ok(Format::Tez);
+    }
     if spark::looks_like_spark_text(text) {
         return Ok(Format::Spark);
     }
@@ -192,7 +202,7 @@ pub fn detect(text: &str) -> Result<Format> {
     } else {
         Err(Error::field(
             "(top level)",
-            "cannot tell the format: expected \"stages\" (graphene), \"workflow\" (WfCommons), \"queries\" (Decima TPC-H) or \"tasks\" and \"nodes\" (task graph and network), Spark event-log lines, a DAX <adag>, a DOT digraph or an STG task count; use --format",
+            "cannot tell the format: expected \"stages\" (graphene), \"workflow\" (WfCommons), \"queries\" (Decima TPC-H) or \"tasks\" and \"nodes\" (task graph and network), Spark event-log lines, Tez history records, a DAX <adag>, a DOT digraph or an STG task count; use --format",
         ))
     }
 }
@@ -201,7 +211,7 @@ pub fn detect(text: &str) -> Result<Format> {
 pub fn is_network_file(path: &Path, format: Option<Format>) -> Result<bool> {
     Ok(match format {
         Some(f) => f == Format::Hetero,
-        None if spark::looks_like_spark(path) => false,
+        None if spark::looks_like_spark(path) || tez::looks_like_tez(path) => false,
         None => {
             let text = read_text(path)?;
             detect(&text).map_err(|e| e.in_file(path))? == Format::Hetero
@@ -227,6 +237,16 @@ pub fn load_dags_detected(path: &Path, opts: &LoadOptions) -> Result<(Format, Ve
         let dags = app.dags(opts.job).map_err(|e| e.in_file(path))?;
         apply_profile(dags, Format::Spark, opts)
     };
+    let tez_dags = |h: tez::TezHistory| {
+        if h.report.says_more_than_dags_read() {
+            note(&format!("{}: {}", path.display(), h.report));
+        }
+        let dags = h.dags(opts.dag.as_deref()).map_err(|e| e.in_file(path))?;
+        apply_profile(dags, Format::Tez, opts)
+    };
+    if opts.format == Some(Format::Tez) || (opts.format.is_none() && tez::looks_like_tez(path)) {
+        return Ok((Format::Tez, tez_dags(tez::read(path)?)?));
+    }
     if opts.format == Some(Format::Spark) || (opts.format.is_none() && spark::looks_like_spark(path)) {
         return Ok((Format::Spark, spark_dags(spark::read(path)?)?));
     }
@@ -235,6 +255,10 @@ pub fn load_dags_detected(path: &Path, opts: &LoadOptions) -> Result<(Format, Ve
         // A plain log known by its content: read as a file (its name says whether it is still
         // being written), not as text.
         return Ok((Format::Spark, spark_dags(spark::read_plain(path, text)?)?));
+    }
+    if opts.format.is_none() && tez::looks_like_tez_text(&text) {
+        let h = tez::parse(&text, &path.display().to_string()).map_err(|e| e.in_file(path))?;
+        return Ok((Format::Tez, tez_dags(h)?));
     }
     parse_dags_detected(&text, &stem(path), opts).map_err(|e| e.in_file(path))
 }
@@ -251,7 +275,11 @@ pub fn one_of(what: &str, format: Format, mut dags: Vec<Dag>) -> Result<Dag> {
     if dags.len() == 1 {
         return Ok(dags.remove(0));
     }
-    let pick = if format == Format::Spark { "--job ID (the number after -job in each name)" } else { "--query N" };
+    let pick = match format {
+        Format::Spark => "--job ID (the number after -job in each name)",
+        Format::Tez => "--dag NAME|ID|N",
+        _ => "--query N",
+    };
     let names: Vec<&str> = dags.iter().take(5).map(|d| d.name.as_str()).collect();
     let more = if dags.len() > 5 { ", ..." } else { "" };
     Err(Error::Usage(format!("{what}: holds {} DAGs ({}{more}); pick one with {pick}", dags.len(), names.join(", "))))
@@ -276,6 +304,7 @@ pub fn parse_dags_detected(text: &str, name: &str, opts: &LoadOptions) -> Result
         Format::Stg => vec![stg::parse(text, name)?],
         Format::Dax => vec![dax::parse(text, name)?],
         Format::Dot => vec![dot::parse(text, name)?],
+        Format::Tez => tez::parse(text, name)?.dags(opts.dag.as_deref())?,
     };
     Ok((format, apply_profile(dags, format, opts)?))
 }
@@ -284,7 +313,10 @@ pub fn parse_dags_detected(text: &str, name: &str, opts: &LoadOptions) -> Result
 fn apply_profile(dags: Vec<Dag>, format: Format, opts: &LoadOptions) -> Result<Vec<Dag>> {
     let profile = match (&opts.demands, format) {
         (Some(p), _) => Some(profile::Profile::by_name(p)?),
-        (None, Format::Native | Format::Hetero | Format::Spark | Format::Stg | Format::Dax | Format::Dot) => None,
+        (
+            None,
+            Format::Native | Format::Hetero | Format::Spark | Format::Stg | Format::Dax | Format::Dot | Format::Tez,
+        ) => None,
         (None, _) => Some(profile::Profile::default_for(format)),
     };
     Ok(match profile {

@@ -96,7 +96,9 @@ impl Profile {
 
     pub fn default_for(f: Format) -> Profile {
         match f {
-            Format::Native | Format::Hetero | Format::Spark | Format::Stg | Format::Dax | Format::Dot => Profile::Keep,
+            Format::Native | Format::Hetero | Format::Spark | Format::Stg | Format::Dax | Format::Dot | Format::Tez => {
+                Profile::Keep
+            }
             Format::Wfcommons | Format::Tpch => Profile::Mixed,
         }
     }

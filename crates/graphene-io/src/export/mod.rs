@@ -125,6 +125,8 @@ pub struct ExportOptions {
     /// The YARN version has `allocationRequestId` (YARN-4889): `--levels` bands may hold
     /// several container sizes. Otherwise bands are cut where the size changes.
     pub allocation_request_id: bool,
+    /// tez: the DAG's `graphene-tez-signature/1`, written as the export's `signature`.
+    pub signature: Option<String>,
 }
 
 impl ExportOptions {
@@ -135,6 +137,7 @@ impl ExportOptions {
             units: Units::default(),
             queue: "default".into(),
             allocation_request_id: false,
+            signature: None,
         }
     }
 }
@@ -189,7 +192,8 @@ pub fn export(schedule: &ScheduleIn, dag: Option<&Dag>, opts: &ExportOptions) ->
     };
     match opts.format {
         ExportFormat::Tez => {
-            Ok(tez::write(schedule, &order, &pri, opts.levels, opts.levels.is_some() && opts.allocation_request_id))
+            let mixed = opts.levels.is_some() && opts.allocation_request_id;
+            Ok(tez::write(schedule, &order, &pri, opts.levels, mixed, opts.signature.as_deref()))
         }
         ExportFormat::Yarn => yarn::write(schedule, need_dag()?, &order, &pri, opts.levels, &opts.units),
         ExportFormat::Sls => sls::write(schedule, need_dag()?, &order, &pri, &opts.units, &opts.queue),

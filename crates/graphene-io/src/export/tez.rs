@@ -31,6 +31,10 @@ pub fn range(p: u32) -> (u32, u32) {
 pub struct TezExport {
     pub format: String,
     pub dag: String,
+    /// The DAG's `graphene-tez-signature/1` (lowercase hex SHA-256 of its vertex names and
+    /// edges), when known: the name of the file in an export directory, checked by the plugin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
     pub scheduler: Option<String>,
     /// The `--levels` asked for (None: one priority per task).
     pub levels: Option<u32>,
@@ -82,10 +86,12 @@ pub fn write(
     pri: &Priorities,
     levels: Option<u32>,
     mixed_sizes_per_priority: bool,
+    signature: Option<&str>,
 ) -> Vec<u8> {
     let out = TezExport {
         format: FORMAT.into(),
         dag: schedule.name().to_string(),
+        signature: signature.map(str::to_string),
         scheduler: schedule.scheduler.clone(),
         levels,
         mixed_sizes_per_priority,
