@@ -1,10 +1,17 @@
 package org.graphene.tez;
 
+import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -14,7 +21,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  * priority range per vertex and per task (vertex name, task index). Version 2 files carry the
  * ranges ({@code low}, {@code high}); version 1 files carry one priority {@code p} per entry,
  * read as graphene's range {@code [3p - 2, 3p]} (the same rule graphene-tez/2 is written with).
- * Lower numbers are served first; {@code high} is the more urgent end.
+ * Lower numbers are served first; {@code high} is the more urgent end. An optional top-level
+ * {@code "signature"} is the {@link GrapheneSignature} of the DAG the order was written for.
  */
 public final class GrapheneOrder {
   /** A priority range: first attempts at (low + high) / 2, re-executions at high (Tez's rule). */
@@ -33,7 +41,12 @@ public final class GrapheneOrder {
     }
   }
 
+  /** The largest export read by default (64 MiB: about 500,000 tasks). */
+  public static final long DEFAULT_MAX_BYTES = 64L << 20;
+
   private final String dag;
+  private String signature;
+  private final Set<String> names = new TreeSet<>();
   private final Map<String, Range> vertices = new HashMap<>();
   private final Map<String, Range> tasks = new HashMap<>();
   private int maxLow;
@@ -44,6 +57,16 @@ public final class GrapheneOrder {
 
   public String dagName() {
     return dag;
+  }
+
+  /** The export's "signature" field, or null when it has none. */
+  public String signature() {
+    return signature;
+  }
+
+  /** Every vertex the export names (in "vertices" or in "tasks"), sorted. */
+  public Set<String> vertexNames() {
+    return Collections.unmodifiableSet(names);
   }
 
   /** The largest low end in the file: ranges of vertices the file lacks go after it. */
@@ -61,15 +84,24 @@ public final class GrapheneOrder {
     return vertices.get(vertex);
   }
 
-  /** Reads an export; every problem is an IOException naming the file and the field. */
+  /** Reads an export of at most {@link #DEFAULT_MAX_BYTES}. */
   public static GrapheneOrder read(File file) throws IOException {
+    return read(file, DEFAULT_MAX_BYTES);
+  }
+
+  /**
+   * Reads an export; every problem is an IOException naming the file and the field. A file
+   * larger than maxBytes is refused before it is read (and a file growing past it while read).
+   */
+  public static GrapheneOrder read(File file, long maxBytes) throws IOException {
+    String where = file.toString();
+    byte[] bytes = readBounded(file, maxBytes);
     JsonNode root;
     try {
-      root = new ObjectMapper().readTree(file);
+      root = new ObjectMapper().readTree(bytes);
     } catch (IOException e) {
-      throw new IOException(file + ": not JSON: " + e.getMessage(), e);
+      throw new IOException(where + ": not JSON: " + e.getMessage(), e);
     }
-    String where = file.toString();
     if (root == null || !root.isObject()) {
       throw new IOException(where + ": expected a JSON object");
     }
@@ -79,17 +111,23 @@ public final class GrapheneOrder {
       throw new IOException(where + ": format '" + format + "' is not graphene-tez/2 (or /1)");
     }
     GrapheneOrder o = new GrapheneOrder(text(root, "dag", where));
+    if (root.has("signature") && !root.get("signature").isNull()) {
+      o.signature = text(root, "signature", where);
+    }
     JsonNode vs = array(root, "vertices", where);
     for (int i = 0; i < vs.size(); i++) {
       JsonNode v = vs.get(i);
       String at = where + ": vertices[" + i + "]";
-      o.vertices.put(text(v, "name", at), o.range(v, v1, at));
+      String name = text(v, "name", at);
+      o.names.add(name);
+      o.vertices.put(name, o.range(v, v1, at));
     }
     JsonNode ts = array(root, "tasks", where);
     for (int i = 0; i < ts.size(); i++) {
       JsonNode t = ts.get(i);
       String at = where + ": tasks[" + i + "]";
       String vertex = text(t, "vertex", at);
+      o.names.add(vertex);
       JsonNode index = t.get("index");
       if (index == null || !index.canConvertToInt() || index.asInt() < 0) {
         throw new IOException(at + ".index: missing or not a task index");
@@ -97,6 +135,32 @@ public final class GrapheneOrder {
       o.tasks.put(vertex + "[" + index.asInt() + "]", o.range(t, v1, at));
     }
     return o;
+  }
+
+  private static byte[] readBounded(File file, long maxBytes) throws IOException {
+    long size = file.length();
+    if (!file.isFile()) {
+      throw new IOException(file + ": no such file");
+    }
+    if (size > maxBytes) {
+      throw new IOException(file + ": " + size + " bytes, more than the limit of " + maxBytes);
+    }
+    ByteArrayOutputStream out = new ByteArrayOutputStream((int) Math.min(Math.max(size, 16), 1 << 30));
+    byte[] buf = new byte[65536];
+    try (InputStream in = Files.newInputStream(file.toPath())) {
+      long total = 0;
+      int n;
+      while ((n = in.read(buf)) > 0) {
+        total += n;
+        if (total > maxBytes) {
+          throw new IOException(file + ": more than the limit of " + maxBytes + " bytes");
+        }
+        out.write(buf, 0, n);
+      }
+    } catch (NoSuchFileException e) {
+      throw new IOException(file + ": no such file", e);
+    }
+    return out.toByteArray();
   }
 
   private Range range(JsonNode n, boolean v1, String at) throws IOException {
