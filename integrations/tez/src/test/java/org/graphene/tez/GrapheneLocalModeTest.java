@@ -45,7 +45,8 @@ import org.junit.rules.TemporaryFolder;
  * <p>The first root task to ask gets the free slot whatever its priority (it is alone), so the
  * order is checked from the second start on: Tez's natural order runs one root vertex's tasks,
  * then the other's; graphene's export interleaves them, starting with the vertex natural order
- * runs later, and the realized starts follow it task by task.
+ * runs later, and the realized starts follow it task by task. The session's configuration names
+ * an empty export directory (the AM level); the second DAG names its own with dag.setConf.
  */
 public class GrapheneLocalModeTest {
   @ClassRule public static TemporaryFolder tmp = new TemporaryFolder();
@@ -59,6 +60,8 @@ public class GrapheneLocalModeTest {
       Arrays.asList(new String[] {"left", "join"}, new String[] {"right", "join"});
 
   private static TezClient client;
+  /** The AM-level export directory: empty. */
+  private static File amExports;
 
   /** Appends "vertex[index]" to the file its payload names, then sleeps (longer if first). */
   public static class RecordStart extends SimpleProcessor {
@@ -96,6 +99,9 @@ public class GrapheneLocalModeTest {
     // Ignored in local mode (LocalClient sets its own scheduler at the AM level): the DAGs
     // below set the class with dag.setConf, which is what takes effect.
     conf.set(TezConfiguration.TEZ_AM_DAG_SCHEDULER_CLASS, GrapheneDAGScheduler.class.getName());
+    // The AM-level export directory, for every DAG that does not name its own.
+    amExports = tmp.newFolder("am-exports");
+    conf.set(GrapheneDAGScheduler.PROPERTY, amExports.getPath());
     client = TezClient.create("graphene-local", conf, true);
     client.start();
   }
@@ -125,7 +131,9 @@ public class GrapheneLocalModeTest {
         .addEdge(Edge.create(left, join, edge.createDefaultEdgeProperty()))
         .addEdge(Edge.create(right, join, edge.createDefaultEdgeProperty()));
     dag.setConf(TezConfiguration.TEZ_AM_DAG_SCHEDULER_CLASS, GrapheneDAGScheduler.class.getName());
-    dag.setConf(GrapheneDAGScheduler.PROPERTY, exports);
+    if (exports != null) {
+      dag.setConf(GrapheneDAGScheduler.PROPERTY, exports);
+    }
     return dag;
   }
 
@@ -165,13 +173,14 @@ public class GrapheneLocalModeTest {
   public void theAmStartsTasksInTheExportsOrder() throws Exception {
     String signature = GrapheneSignature.of(VERTICES, EDGES);
 
-    // 1. No export for this DAG: Tez's natural order, the reason logged once.
-    File none = tmp.newFolder("no-exports");
+    // 1. No export for this DAG in the AM-level directory: Tez's natural order, the reason
+    // logged once.
+    File none = amExports;
     File starts = tmp.newFile("natural.txt");
     List<String> natural;
     List<String> log;
     try (LogCapture capture = LogCapture.start()) {
-      natural = run(dag("natural", starts, none.getPath()), starts);
+      natural = run(dag("natural", starts, null), starts);
       log = capture.lines();
     }
     assertEquals(log.toString(), 1, log.size());
@@ -188,7 +197,8 @@ public class GrapheneLocalModeTest {
     String naturalFirst = vertexOf(rest.get(0));
     String naturalLater = naturalFirst.equals("left") ? "right" : "left";
 
-    // 2. graphene's order, found by the DAG's signature under another DAG name: the vertex
+    // 2. graphene's order, from the DAG's own directory (dag.setConf, over the AM's), found by
+    // the DAG's signature under another DAG name: the vertex
     // natural order runs later goes first, interleaved with the other, task indexes reversed.
     File exports = tmp.newFolder("exports");
     List<String> order = new ArrayList<>();
