@@ -203,6 +203,40 @@ public class GrapheneLookupTest {
   }
 
   @Test
+  public void anExportWrittenFromTezHistoryIsFoundBySignature() throws Exception {
+    // src/test/resources/etl-from-history.json: written by
+    // graphene export --format tez --from-history tests/data/tez/history --out-dir D
+    // (the file D/<signature>.json of the etl shape, from the runs etl-q1 and etl-q2).
+    File dir = tmp.newFolder();
+    File f = new File(dir, HIVE_SIGNATURE + ".json");
+    Files.copy(new File(getClass().getResource("/etl-from-history.json").toURI()).toPath(), f.toPath());
+    System.setProperty(GrapheneDAGScheduler.PROPERTY, dir.getPath());
+    // A later run of the recurring DAG under yet another name.
+    GrapheneDAGScheduler s = scheduler(dag("etl-q3", HIVE, HIVE_EDGES));
+    assertNull(s.loadError());
+    assertEquals(f, s.exportFile());
+    GrapheneOrder o = s.order();
+    assertEquals(HIVE_SIGNATURE, o.signature());
+    assertEquals("etl-q2", o.dagName());
+    // The tasks' ranges as the file gives them: Map 1's two tasks, Map 2's, Reducer 3's three.
+    assertEquals(1, o.rangeOf("Map 1", 0).high);
+    assertEquals(4, o.rangeOf("Map 1", 1).high);
+    assertEquals(7, o.rangeOf("Map 2", 0).high);
+    assertEquals(16, o.rangeOf("Reducer 3", 2).high);
+    assertEquals(18, o.rangeOf("Reducer 3", 2).low);
+    // A task beyond the export's parallelism (this run has more Map 2 tasks): its vertex's range.
+    assertEquals(4, o.rangeOf("Map 2", 5).high);
+    // The same file is refused by a DAG of another shape, even when named after it.
+    File other = tmp.newFolder();
+    Files.copy(f.toPath(), new File(other, "etl-q2.json").toPath());
+    System.setProperty(GrapheneDAGScheduler.PROPERTY, other.getPath());
+    s = scheduler(dag("etl-q2", Arrays.asList("Map 1", "Map 2", "Reducer 3", "Reducer 4"),
+        edges("Map 1", "Reducer 3", "Map 2", "Reducer 3", "Reducer 3", "Reducer 4")));
+    assertNull(s.order());
+    assertTrue(s.loadError(), s.loadError().contains("not of this DAG's shape"));
+  }
+
+  @Test
   public void theDagsConfigurationKeyComesFirst() throws Exception {
     File good = tmp.newFolder();
     write(new File(good, HIVE_SIGNATURE + ".json"), export("q", HIVE_SIGNATURE, "Map 1"));
