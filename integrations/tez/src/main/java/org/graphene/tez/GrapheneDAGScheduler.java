@@ -113,7 +113,7 @@ public class GrapheneDAGScheduler extends DAGScheduler {
     loaded = true;
     try {
       tryLoad();
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | StackOverflowError e) {
       // A scheduling hint never fails the DAG, whatever went wrong.
       fail(true, "unexpected " + e);
     }

@@ -41,8 +41,14 @@ public final class GrapheneOrder {
     }
   }
 
-  /** The largest export read by default (64 MiB: about 500,000 tasks). */
-  public static final long DEFAULT_MAX_BYTES = 64L << 20;
+  /**
+   * The largest export read by default: 16 MiB, about 140,000 tasks as graphene writes them,
+   * whose parsed tree takes some 100 MB of the AM's heap.
+   */
+  public static final long DEFAULT_MAX_BYTES = 16L << 20;
+
+  /** An export nests 3 deep; deeper input is refused before parsing (Jackson recurses). */
+  static final int MAX_DEPTH = 32;
 
   private final String dag;
   private String signature;
@@ -96,6 +102,7 @@ public final class GrapheneOrder {
   public static GrapheneOrder read(File file, long maxBytes) throws IOException {
     String where = file.toString();
     byte[] bytes = readBounded(file, maxBytes);
+    checkDepth(bytes, where);
     JsonNode root;
     try {
       root = new ObjectMapper().readTree(bytes);
@@ -137,11 +144,42 @@ public final class GrapheneOrder {
     return o;
   }
 
+  /**
+   * Refuses JSON nested deeper than {@link #MAX_DEPTH}, in one pass over the bytes: the Jackson
+   * on a Hadoop 3.4 class path parses a tree recursively, and a file of a million '[' would
+   * overflow the AM's stack.
+   */
+  private static void checkDepth(byte[] bytes, String where) throws IOException {
+    int depth = 0;
+    boolean inString = false;
+    for (int i = 0; i < bytes.length; i++) {
+      byte b = bytes[i];
+      if (inString) {
+        if (b == '\\') {
+          i++;
+        } else if (b == '"') {
+          inString = false;
+        }
+      } else if (b == '"') {
+        inString = true;
+      } else if (b == '[' || b == '{') {
+        if (++depth > MAX_DEPTH) {
+          throw new IOException(where + ": not JSON: nested more than " + MAX_DEPTH + " deep at byte " + i);
+        }
+      } else if (b == ']' || b == '}') {
+        depth--;
+      }
+    }
+  }
+
   private static byte[] readBounded(File file, long maxBytes) throws IOException {
-    long size = file.length();
-    if (!file.isFile()) {
+    if (!file.exists()) {
       throw new IOException(file + ": no such file");
     }
+    if (!file.isFile()) {
+      throw new IOException(file + ": not a regular file");
+    }
+    long size = file.length();
     if (size > maxBytes) {
       throw new IOException(file + ": " + size + " bytes, more than the limit of " + maxBytes);
     }

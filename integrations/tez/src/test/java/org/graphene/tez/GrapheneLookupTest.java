@@ -297,6 +297,7 @@ public class GrapheneLookupTest {
           + HIVE_SIGNATURE + "): the export directory " + dir + " (from -D" + GrapheneDAGScheduler.PROPERTY
           + ") holds neither " + HIVE_SIGNATURE + ".json nor q.json"), log.lines());
     }
+    GrapheneDAGScheduler s0;
     // Malformed: ERROR naming the file.
     File f = new File(dir, HIVE_SIGNATURE + ".json");
     write(f, "{\"format\": \"graphene-tez/2\", \"dag\": ");
@@ -306,6 +307,18 @@ public class GrapheneLookupTest {
       assertEquals(1, log.lines().size());
       assertTrue(log.lines().get(0), log.lines().get(0).startsWith("ERROR " + GrapheneDAGScheduler.FALLBACK));
     }
+    // Nested deeper than any export: refused before Jackson's recursive parser sees it.
+    StringBuilder deep = new StringBuilder();
+    for (int i = 0; i < 100000; i++) {
+      deep.append('[');
+    }
+    write(f, deep.toString());
+    s0 = scheduler(dag("q", HIVE, HIVE_EDGES));
+    assertTrue(s0.loadError(), s0.loadError().contains(f + ": not JSON: nested more than 32 deep at byte 32"));
+    // Brackets inside strings do not count.
+    write(f, "{\"format\": \"graphene-tez/2\", \"dag\": \"" + deep.substring(0, 40) + "\\\"[\", \"vertices\": [], \"tasks\": []}");
+    s0 = scheduler(dag("q", HIVE, HIVE_EDGES));
+    assertNull(s0.loadError());
     // Larger than the configured limit: refused before it is read.
     write(f, export("q", HIVE_SIGNATURE, "Map 1", "Map 2", "Reducer 3"));
     GrapheneDAGScheduler s = scheduler(dag("q", HIVE, HIVE_EDGES, GrapheneDAGScheduler.MAX_BYTES_KEY, "100"));
