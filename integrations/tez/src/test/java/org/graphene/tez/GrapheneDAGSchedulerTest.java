@@ -56,6 +56,8 @@ public class GrapheneDAGSchedulerTest {
     dag = mock(DAG.class);
     when(dag.getName()).thenReturn("example");
     when(dag.getTotalVertices()).thenReturn(names.length);
+    java.util.Map<TezVertexID, Vertex> all = new java.util.LinkedHashMap<>();
+    Vertex[] vs = new Vertex[names.length];
     for (int i = 0; i < names.length; i++) {
       TezVertexID vid = TezVertexID.getInstance(dagId, i);
       Vertex v = mock(Vertex.class);
@@ -63,7 +65,18 @@ public class GrapheneDAGSchedulerTest {
       when(v.getVertexId()).thenReturn(vid);
       when(v.getDistanceFromRoot()).thenReturn(i);
       when(dag.getVertex(vid)).thenReturn(v);
+      all.put(vid, v);
+      vs[i] = v;
     }
+    // The example's chain: scan -> agg -> fix -> out.
+    for (int i = 0; i < names.length; i++) {
+      java.util.Map<Vertex, org.apache.tez.dag.app.dag.impl.Edge> outs = new java.util.HashMap<>();
+      if (i + 1 < names.length) {
+        outs.put(vs[i + 1], null);
+      }
+      when(vs[i].getOutputVertices()).thenReturn(outs);
+    }
+    when(dag.getVertices()).thenReturn(all);
     handler = mock(EventHandler.class);
   }
 
