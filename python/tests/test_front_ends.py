@@ -28,6 +28,9 @@ INPUTS = [
     ("tests/data/spark/tpch-q3.lz4", {}),
     ("tests/data/spark/tpch-q3.zstd", {}),
     ("tests/data/spark/tpch-q3.snappy", {}),
+    # Tez history: one file of one DAG, and one DAG picked by name from a file of two.
+    ("tests/data/tez/history/history.txt.appattempt_1795855528874_0001_000000", {}),
+    ("tests/data/tez/history/history.txt.appattempt_1795855519364_0001_000000", {"dag": "diamond"}),
 ]
 # Formats without a name inside (STG): the CLI and Python name the DAG after the file, the
 # service after its `name` option.
@@ -63,6 +66,11 @@ def flags(opts: dict) -> list[str]:
     return out
 
 
+def kwargs(opts: dict) -> dict:
+    """The options as Python keyword arguments: numbers as ints, names as strings."""
+    return {k: int(v) if v.isdigit() else v for k, v in opts.items()}
+
+
 def query(opts: dict) -> str:
     return "&".join(f"{k}={v}" for k, v in opts.items())
 
@@ -75,13 +83,13 @@ def test_every_format_gives_the_same_bytes_through_every_front_end(cli, service,
     named = f"&name={Path(rel).stem}" if rel in NAMELESS else ""
     # Lower bounds: CLI --json, Python, service.
     want = cli("lower-bound", rel, "--json", *flags(lb_opts)).stdout.decode().rstrip("\n")
-    assert graphene_sched.lower_bound(rel, **{k: int(v) for k, v in lb_opts.items()}).json == want
+    assert graphene_sched.lower_bound(rel, **kwargs(lb_opts)).json == want
     status, got = service(f"/v1/lower-bound?{query(lb_opts)}{named}", body)
     assert status == 200, got
     assert got.decode().rstrip("\n") == want
     # The schedule: CLI, Python, service, without timings.
     want = cli("build-schedule", rel, "--no-timing", "-q", *flags(opts)).stdout
-    s = graphene_sched.build_schedule(rel, no_timing=True, **{k: int(v) for k, v in opts.items()})
+    s = graphene_sched.build_schedule(rel, no_timing=True, **kwargs(opts))
     assert s.json == want
     status, got = service(f"/v1/schedule?no_timing=true&{query(opts)}{named}", body)
     assert status == 200, got

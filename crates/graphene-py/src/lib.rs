@@ -140,16 +140,8 @@ impl<'py> Opts<'py> {
 }
 
 fn format_of(s: &str) -> PyResult<Format> {
-    Ok(match s {
-        "native" => Format::Native,
-        "wfcommons" => Format::Wfcommons,
-        "tpch" => Format::Tpch,
-        "hetero" => Format::Hetero,
-        "spark" => Format::Spark,
-        other => {
-            return Err(usage(format!("unknown format '{other}' (known: native, wfcommons, tpch, hetero, spark)")))
-        }
-    })
+    <Format as graphene::choice::Choice>::from_name(s)
+        .ok_or_else(|| usage(format!("unknown format '{s}' (known: {})", Format::names().join(", "))))
 }
 
 fn load_opts(o: &Opts) -> PyResult<LoadOptions> {
@@ -161,7 +153,7 @@ fn load_opts(o: &Opts) -> PyResult<LoadOptions> {
         demands: o.take("demands")?,
         seed: o.take("seed")?.unwrap_or(0),
         job: o.take("job")?,
-        dag: None,
+        dag: o.take("dag")?,
     })
 }
 

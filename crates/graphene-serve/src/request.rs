@@ -46,6 +46,8 @@ pub struct Options {
     pub exact_nodes: Option<u64>,
     /// `--job`: one job of a Spark event log.
     pub job: Option<u64>,
+    /// `--dag`: one DAG of a Tez history (its name, id or index).
+    pub dag: Option<String>,
     /// The name of a DAG whose file carries none (STG, a DOT graph without an id, a Spark log):
     /// the CLI takes it from the file name, a body has none, so it is `dag` unless given.
     pub name: Option<String>,
@@ -69,6 +71,7 @@ impl Options {
             exact: self.exact.or(under.exact),
             exact_nodes: self.exact_nodes.or(under.exact_nodes),
             job: self.job.or(under.job),
+            dag: self.dag.or(under.dag),
             name: self.name.or(under.name),
         }
     }
@@ -87,7 +90,7 @@ impl Options {
             demands: self.demands.clone(),
             seed: self.seed.unwrap_or(0),
             job: self.job,
-            dag: None,
+            dag: self.dag.clone(),
         })
     }
 
