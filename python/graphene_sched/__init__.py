@@ -16,7 +16,7 @@ Inputs
 
 Options
     Keyword options are the CLI's flags with underscores: ``seed``, ``format``, ``query``,
-    ``job`` (a Spark log's job), ``dag`` (a Tez history's DAG: name, id or index), ``executors``, ``demands``, ``machines``, ``capacity`` (a dict or ``"cpu=16,mem=64"``),
+    ``job`` (a Spark log's job), ``tez_dag`` (the CLI's ``--dag``: a Tez history's DAG by name, id or index), ``executors``, ``demands``, ``machines``, ``capacity`` (a dict or ``"cpu=16,mem=64"``),
     ``no_overbook``, ``speeds``, ``bandwidth``, ``grid_step``, ``max_trouble``, ``no_cuts``,
     ``placement``, ``threads``, ``no_timing``; replays add ``kappa``, ``tetris_kappa``, ``tetris_overbook_limit``, ``tetris_srpt_scale``, ``cs_accounting``, ``cs_user_limit_factor``, ``cs_am``, ``cs_assignments_per_heartbeat``, ``cs_reservations``, ``cs_tez_order``, ``periodic_heartbeats``, ``sticky``, ``container_overhead``, ``online_rules``, ``srpt_term``, ``eta``, ``rp``,
     ``overbook_limit``, ``fairness``, ``charge``, ``queues``, ``heartbeat``, ``misestimate``,

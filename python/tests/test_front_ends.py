@@ -30,7 +30,7 @@ INPUTS = [
     ("tests/data/spark/tpch-q3.snappy", {}),
     # Tez history: one file of one DAG, and one DAG picked by name from a file of two.
     ("tests/data/tez/history/history.txt.appattempt_1795855528874_0001_000000", {}),
-    ("tests/data/tez/history/history.txt.appattempt_1795855519364_0001_000000", {"dag": "diamond"}),
+    ("tests/data/tez/history/history.txt.appattempt_1795855519364_0001_000000", {"tez_dag": "diamond"}),
 ]
 # Formats without a name inside (STG): the CLI and Python name the DAG after the file, the
 # service after its `name` option.
@@ -62,7 +62,8 @@ def service():
 def flags(opts: dict) -> list[str]:
     out = []
     for k, v in opts.items():
-        out += [f"--{k.replace('_', '-')}", v]
+        # tez_dag is the CLI's --dag (in Python and the service `dag` is the DAG itself).
+        out += [f"--{'dag' if k == 'tez_dag' else k.replace('_', '-')}", v]
     return out
 
 

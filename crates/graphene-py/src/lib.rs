@@ -13,6 +13,7 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
+use graphene::choice::Choice;
 use graphene::formats::{Format, LoadOptions};
 use graphene::request::{self, ClusterOptions, ReplayOptions, SearchOptions, Source};
 use graphene::trace::TraceFormat;
@@ -140,7 +141,7 @@ impl<'py> Opts<'py> {
 }
 
 fn format_of(s: &str) -> PyResult<Format> {
-    <Format as graphene::choice::Choice>::from_name(s)
+    <Format as Choice>::from_name(s)
         .ok_or_else(|| usage(format!("unknown format '{s}' (known: {})", Format::names().join(", "))))
 }
 
@@ -153,7 +154,7 @@ fn load_opts(o: &Opts) -> PyResult<LoadOptions> {
         demands: o.take("demands")?,
         seed: o.take("seed")?.unwrap_or(0),
         job: o.take("job")?,
-        dag: o.take("dag")?,
+        dag: o.take("tez_dag")?,
     })
 }
 

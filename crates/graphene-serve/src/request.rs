@@ -46,8 +46,9 @@ pub struct Options {
     pub exact_nodes: Option<u64>,
     /// `--job`: one job of a Spark event log.
     pub job: Option<u64>,
-    /// `--dag`: one DAG of a Tez history (its name, id or index).
-    pub dag: Option<String>,
+    /// `--dag`: one DAG of a Tez history (its name, id or index); not `dag`, which in an
+    /// envelope is the DAG itself.
+    pub tez_dag: Option<String>,
     /// The name of a DAG whose file carries none (STG, a DOT graph without an id, a Spark log):
     /// the CLI takes it from the file name, a body has none, so it is `dag` unless given.
     pub name: Option<String>,
@@ -71,7 +72,7 @@ impl Options {
             exact: self.exact.or(under.exact),
             exact_nodes: self.exact_nodes.or(under.exact_nodes),
             job: self.job.or(under.job),
-            dag: self.dag.or(under.dag),
+            tez_dag: self.tez_dag.or(under.tez_dag),
             name: self.name.or(under.name),
         }
     }
@@ -90,7 +91,7 @@ impl Options {
             demands: self.demands.clone(),
             seed: self.seed.unwrap_or(0),
             job: self.job,
-            dag: self.dag.clone(),
+            dag: self.tez_dag.clone(),
         })
     }
 
