@@ -51,6 +51,7 @@ public final class TezRun {
   public static final String GRAPHENE_SCHEDULER = "org.graphene.tez.GrapheneDAGScheduler";
   public static final String NATURAL_SCHEDULER = "org.apache.tez.dag.app.dag.impl.DAGSchedulerNaturalOrder";
   static final String SCHEDULER_KEY = "tez.am.dag.scheduler.class";
+  static final String EXPORT_KEY = "graphene.tez.export";
 
   static final String USAGE = String.join("\n",
       "usage: TezRun --dag DAG.json --out DIR [options]",
@@ -300,9 +301,16 @@ public final class TezRun {
     yc.setBoolean(YarnConfiguration.NM_PMEM_CHECK_ENABLED, false);
     yc.setBoolean(YarnConfiguration.NM_VMEM_CHECK_ENABLED, false);
     yc.set("fs.defaultFS", "file:///");
+    // Tez's fetchers read map outputs through the NodeManagers' shuffle service; port 0: one
+    // free port per NodeManager, all in this JVM.
+    yc.set(YarnConfiguration.NM_AUX_SERVICES, "mapreduce_shuffle");
+    yc.set("yarn.nodemanager.aux-services.mapreduce_shuffle.class", "org.apache.hadoop.mapred.ShuffleHandler");
+    yc.setInt("mapreduce.shuffle.port", 0);
     // The NodeManagers launch the AM and task JVMs with this classpath: the runner's own (its
     // jar, Tez, Hadoop), so nothing is localized.
     yc.set(YarnConfiguration.YARN_APPLICATION_CLASSPATH, System.getProperty("java.class.path").replace(File.pathSeparatorChar, ','));
+    // MiniYARNCluster's working directories (NM local and log dirs) go under test.build.data.
+    System.setProperty("test.build.data", new File(o.out, "yarn").getAbsolutePath());
     MiniYARNCluster cluster = new MiniYARNCluster("graphene-tez-run", o.nodes, 1, 1);
     cluster.init(yc);
     cluster.start();
@@ -349,6 +357,7 @@ public final class TezRun {
     String amOpts = jvmOpts();
     if (order.equals("graphene")) {
       String export = o.export.getAbsolutePath();
+      conf.set(EXPORT_KEY, export);
       amOpts += " -Dgraphene.tez.export=" + export;
       if (!o.yarn) {
         System.setProperty("graphene.tez.export", export);
@@ -368,6 +377,10 @@ public final class TezRun {
     DAG dag = buildDag(o, rd, conf, records.getAbsolutePath());
     // Per DAG too: Tez local mode overwrites the AM-level scheduler class, a DAG's own conf wins.
     dag.setConf(SCHEDULER_KEY, scheduler);
+    if (order.equals("graphene")) {
+      // Where the plugin finds the export: the DAG's configuration, as a platform sets it.
+      dag.setConf(EXPORT_KEY, o.export.getAbsolutePath());
+    }
 
     LogCapture capture = o.yarn ? null : LogCapture.install();
     TezClient client = TezClient.newBuilder("graphene-" + rd.name + "-" + order, conf).setIsSession(false).build();
@@ -506,17 +519,20 @@ public final class TezRun {
 
   /** Keeps the AM's lines about its DAG scheduler: DAGImpl's and the plugin's. */
   static boolean relevant(String line) {
-    return line.contains("Using DAG Scheduler") || line.contains("GrapheneDAGScheduler");
+    return line.contains("Using DAG Scheduler") || line.contains("GrapheneDAGScheduler")
+        || line.contains("graphene-tez:");
   }
 
-  /** On a MiniYARNCluster: the AM container's syslog, from the NodeManagers' log directories. */
+  /** On a MiniYARNCluster: the AM container's syslog files, from the NodeManagers' log directories. */
   static void collectAmLog(MiniYARNCluster cluster, String appId, File amLog) throws IOException {
     List<String> keep = new ArrayList<>();
     if (appId != null && cluster != null) {
       String attempt = "container_" + appId.substring("application_".length()) + "_01_000001";
       try (Stream<Path> s = Files.walk(cluster.getTestWorkDir().toPath())) {
         for (Path p : (Iterable<Path>) s::iterator) {
-          if (p.getFileName().toString().equals("syslog") && p.getParent().getFileName().toString().equals(attempt)) {
+          // syslog, then syslog_dag_* once the DAG runs: all of the AM container's logs.
+          if (p.getFileName().toString().startsWith("syslog") && p.getParent() != null
+              && p.getParent().getFileName().toString().equals(attempt)) {
             for (String line : Files.readAllLines(p, StandardCharsets.UTF_8)) {
               if (relevant(line)) {
                 keep.add(line);
@@ -549,7 +565,7 @@ public final class TezRun {
     @Override
     protected synchronized void append(LoggingEvent e) {
       String line = e.getLevel() + " [" + e.getLoggerName() + "] " + e.getRenderedMessage();
-      if (e.getLoggerName().equals("org.graphene.tez.GrapheneDAGScheduler")) {
+      if (e.getLoggerName().startsWith("org.graphene.tez.") && !e.getLoggerName().startsWith("org.graphene.tez.run.")) {
         lines.add(line);
         return;
       }
