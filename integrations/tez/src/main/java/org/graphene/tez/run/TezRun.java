@@ -308,7 +308,14 @@ public final class TezRun {
     yc.setInt("mapreduce.shuffle.port", 0);
     // The NodeManagers launch the AM and task JVMs with this classpath: the runner's own (its
     // jar, Tez, Hadoop), so nothing is localized.
-    yc.set(YarnConfiguration.YARN_APPLICATION_CLASSPATH, System.getProperty("java.class.path").replace(File.pathSeparatorChar, ','));
+    // Absolute paths: the containers run in their own working directories.
+    StringBuilder cp = new StringBuilder();
+    for (String e : System.getProperty("java.class.path").split(File.pathSeparator)) {
+      if (!e.isEmpty()) {
+        cp.append(cp.length() == 0 ? "" : ",").append(new File(e).getAbsolutePath());
+      }
+    }
+    yc.set(YarnConfiguration.YARN_APPLICATION_CLASSPATH, cp.toString());
     // MiniYARNCluster's working directories (NM local and log dirs) go under test.build.data.
     System.setProperty("test.build.data", new File(o.out, "yarn").getAbsolutePath());
     MiniYARNCluster cluster = new MiniYARNCluster("graphene-tez-run", o.nodes, 1, 1);
