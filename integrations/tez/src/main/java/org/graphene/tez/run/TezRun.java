@@ -293,6 +293,8 @@ public final class TezRun {
     yc.set("yarn.scheduler.capacity.root.default.capacity", "100");
     yc.set("yarn.scheduler.capacity.maximum-am-resource-percent", "0.5");
     yc.setInt(YarnConfiguration.NM_PMEM_MB, o.nodeMemoryMb);
+    // MiniYARNCluster gives each NodeManager this instead of NM_PMEM_MB (4096 MB by default).
+    yc.setInt(YarnConfiguration.YARN_MINICLUSTER_NM_PMEM_MB, o.nodeMemoryMb);
     yc.setInt(YarnConfiguration.NM_VCORES, o.nodeVcores);
     yc.setInt(YarnConfiguration.RM_SCHEDULER_MINIMUM_ALLOCATION_MB, Math.min(128, o.minTaskMb));
     yc.setInt(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_MB, o.nodeMemoryMb);
