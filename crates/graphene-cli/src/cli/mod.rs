@@ -12,6 +12,7 @@ macro_rules! outln {
 mod args;
 mod build;
 mod compare;
+mod convert;
 mod export;
 mod export_trace;
 mod gen_trace;
@@ -60,6 +61,8 @@ enum Command {
     ReplayCompare(replay_compare::Args),
     /// Export a schedule's precedence order for Tez, YARN, SLS or as CSV.
     Export(export::Args),
+    /// Write a DAG of any format graphene reads as graphene's native JSON.
+    Convert(convert::Args),
     /// Export a whole workload trace for another engine's simulator (YARN SLS), in one order.
     ExportTrace(export_trace::Args),
     /// Serve scheduling, lower bounds and validation over HTTP.
@@ -123,6 +126,7 @@ where
         Command::Replay(a) => replay::run(a),
         Command::ReplayCompare(a) => replay_compare::run(a),
         Command::Export(a) => export::run(a),
+        Command::Convert(a) => convert::run(a),
         Command::ExportTrace(a) => export_trace::run(a),
         Command::Serve(a) => serve::run(a),
         Command::Plot(a) => plot::run(a),

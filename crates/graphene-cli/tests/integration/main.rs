@@ -13,6 +13,7 @@
 //!   and output paths (nothing crashes, hangs or replaces what it must not).
 //! * `counts`: every count a flag sets checked against a limit before work, and generated
 //!   outputs the tool reads back (no two outputs on one file).
+//! * `convert`: every reader's DAG written as native JSON schedules and bounds as the original.
 //! * `export`, `serve`: precedence-order exports round-trip; the HTTP service answers as the CLI.
 //! * `export_trace`: whole workloads for graphene's SLS AM, each order, and bad input.
 //! * `fuzz`: the seed corpora and every kept fuzz crash through the fuzz targets' checks.
@@ -38,6 +39,7 @@ mod fuzz_checks;
 mod bad_input;
 mod chrome_trace;
 mod cli;
+mod convert;
 mod counts;
 mod decima;
 mod exact;
