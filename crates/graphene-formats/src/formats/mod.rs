@@ -131,20 +131,27 @@ impl Default for LoadOptions {
 /// (and, for special files such as `/dev/zero` whose size is unknown, as soon as the limit is
 /// passed). A UTF-8 byte-order mark is dropped: editors on Windows write one.
 pub fn read_text(path: &Path) -> Result<String> {
+    decode_text(read_bytes(path)?).map_err(|e| e.in_file(path))
+}
+
+/// A file's bytes, refused (naming the file) when it is a directory or larger than
+/// `--limit-input`: by its size before anything is read, and by what was read (a file that
+/// grows while read, or reports no size, stops one byte past the limit).
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
     use std::io::Read;
-    let limit = crate::limits::current().input_bytes;
+    let limits = crate::limits::current();
     let fail = |e: Error| e.in_file(path);
     let file = std::fs::File::open(path).map_err(|e| fail(Error::Io(e)))?;
     if let Ok(meta) = file.metadata() {
         if meta.is_dir() {
             return Err(fail(Error::Usage("is a directory, not a file".into())));
         }
-        crate::limits::current().check_input_bytes(meta.len(), "file size").map_err(fail)?;
+        limits.check_input_bytes(meta.len(), "file size").map_err(fail)?;
     }
     let mut bytes = Vec::new();
-    file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(|e| fail(Error::Io(e)))?;
-    crate::limits::current().check_input_bytes(bytes.len() as u64, "file size").map_err(fail)?;
-    decode_text(bytes).map_err(fail)
+    file.take(limits.input_bytes.saturating_add(1)).read_to_end(&mut bytes).map_err(|e| fail(Error::Io(e)))?;
+    limits.check_input_bytes(bytes.len() as u64, "file size").map_err(fail)?;
+    Ok(bytes)
 }
 
 /// An input's bytes as text, as files are read: UTF-8 or an error giving the offset of the

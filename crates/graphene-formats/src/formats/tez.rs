@@ -223,16 +223,7 @@ pub fn parse(text: &str, name: &str) -> Result<TezHistory> {
 
 /// A history file's text: UTF-8, or else Latin-1 (see the module header); size-checked first.
 pub fn read_history_text(path: &Path) -> Result<String> {
-    use std::io::Read;
-    let limits = crate::limits::current();
-    let fail = |e: Error| e.in_file(path);
-    let file = std::fs::File::open(path).map_err(|e| fail(Error::Io(e)))?;
-    if let Ok(meta) = file.metadata() {
-        limits.check_input_bytes(meta.len(), "file size").map_err(fail)?;
-    }
-    let mut bytes = Vec::new();
-    file.take(limits.input_bytes.saturating_add(1)).read_to_end(&mut bytes).map_err(|e| fail(Error::Io(e)))?;
-    limits.check_input_bytes(bytes.len() as u64, "file size").map_err(fail)?;
+    let bytes = crate::formats::read_bytes(path)?;
     Ok(match String::from_utf8(bytes) {
         Ok(t) => t,
         Err(e) => e.into_bytes().iter().map(|&b| b as char).collect(),

@@ -213,15 +213,9 @@ fn read_file(path: &Path) -> Result<LogPart> {
     let text = if codec == Codec::Plain {
         crate::formats::read_text(path)?
     } else {
-        let limits = crate::limits::current();
-        let file = std::fs::File::open(path).map_err(|e| fail(Error::Io(e)))?;
-        if let Ok(meta) = file.metadata() {
-            limits.check_input_bytes(meta.len(), "file size").map_err(fail)?;
-        }
-        let mut raw = Vec::new();
-        file.take(limits.input_bytes.saturating_add(1)).read_to_end(&mut raw).map_err(|e| fail(Error::Io(e)))?;
-        limits.check_input_bytes(raw.len() as u64, "file size").map_err(fail)?;
-        utf8_text(decompress(codec, &raw, limits.input_bytes).map_err(fail)?).map_err(fail)?
+        let raw = crate::formats::read_bytes(path)?;
+        let limit = crate::limits::current().input_bytes;
+        utf8_text(decompress(codec, &raw, limit).map_err(fail)?).map_err(fail)?
     };
     Ok(LogPart { path: path.to_path_buf(), text, in_progress })
 }
@@ -247,16 +241,10 @@ pub fn decompress_bytes(raw: &[u8], limit: u64) -> Result<Option<String>> {
 
 /// Decompressed bytes as text, without a leading byte-order mark.
 fn utf8_text(bytes: Vec<u8>) -> Result<String> {
-    let mut text = String::from_utf8(bytes).map_err(|e| {
-        Error::Usage(format!(
-            "decompressed, but not UTF-8 text (invalid byte at offset {})",
-            e.utf8_error().valid_up_to()
-        ))
-    })?;
-    if text.starts_with('\u{feff}') {
-        text.drain(..'\u{feff}'.len_utf8());
-    }
-    Ok(text)
+    crate::formats::decode_text(bytes).map_err(|e| match e {
+        Error::Usage(m) => Error::Usage(format!("decompressed, but {m}")),
+        e => e,
+    })
 }
 
 #[cfg(feature = "compressed-logs")]
