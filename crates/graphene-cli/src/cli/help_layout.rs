@@ -20,6 +20,7 @@ const HEADINGS: &[(&str, &[&str])] = &[
             "trace-dags",
             "dag",
             "dag-format",
+            "from-history",
             "query",
             "job",
             "executors",
@@ -117,6 +118,7 @@ const HEADINGS: &[(&str, &[&str])] = &[
         "Output",
         &[
             "out",
+            "out-dir",
             "waves-out",
             "trace-out",
             "json",
