@@ -371,7 +371,17 @@ fn limits_answer_413_and_503_without_blocking_other_requests() {
     assert_eq!(code, 413, "{resp}");
     assert_eq!(error_of(&resp), "request body is larger than 2097152 bytes (--max-body)");
 
-    let (code, resp) = srv.post("/v1/schedule", big.as_bytes());
+    // The 1 ms may run out while the body is still arriving: the answer then goes out before
+    // the client has written all of it, and the client may see a broken pipe instead of the
+    // 503 the server sent (and counted). Such a try is made again, and counted.
+    let mut tries = 0;
+    let (code, resp) = loop {
+        tries += 1;
+        match ureq::post(&format!("{}/v1/schedule", srv.base)).send_bytes(big.as_bytes()) {
+            Err(ureq::Error::Transport(e)) if tries < 20 => eprintln!("try {tries}: {e}"),
+            r => break answer(r),
+        }
+    };
     assert_eq!(code, 503, "{resp}");
     assert_eq!(error_of(&resp), "not finished within 1ms (--timeout)");
     // The only worker may still be computing that schedule; the async side still answers.
@@ -379,9 +389,12 @@ fn limits_answer_413_and_503_without_blocking_other_requests() {
     assert_eq!((code, body.as_str()), (200, "ok\n"));
     let (code, text) = srv.get("/metrics");
     assert_eq!(code, 200);
-    assert!(text.contains("graphene_jobs_timed_out_total 1"), "{text}");
+    assert!(text.contains(&format!("graphene_jobs_timed_out_total {tries}")), "{tries} tries: {text}");
     assert!(text.contains("graphene_http_requests_total{route=\"/v1/schedule\",status=\"413\"} 1"), "{text}");
-    assert!(text.contains("graphene_http_requests_total{route=\"/v1/schedule\",status=\"503\"} 1"), "{text}");
+    assert!(
+        text.contains(&format!("graphene_http_requests_total{{route=\"/v1/schedule\",status=\"503\"}} {tries}")),
+        "{tries} tries: {text}"
+    );
     let (code, stderr) = srv.stop();
     assert_eq!(code, Some(0), "{stderr}");
 }
