@@ -49,12 +49,12 @@ fn parse_args() -> Result<Args, String> {
 
 /// One client's latencies (seconds) and error count.
 fn client(a: &Args, deadline: Instant, budget: u64) -> (Vec<f64>, u64, Option<String>) {
-    let agent = ureq::AgentBuilder::new().timeout(Duration::from_secs(60)).build();
+    let agent: ureq::Agent = ureq::Agent::config_builder().timeout_global(Some(Duration::from_secs(60))).build().into();
     let (mut lat, mut errors, mut first_error) = (Vec::new(), 0, None);
     while Instant::now() < deadline && (lat.len() as u64) + errors < budget {
         let t = Instant::now();
-        let result = agent.post(&a.url).set("content-type", "application/json").send_bytes(&a.body);
-        match result.map(|r| r.into_string()) {
+        let result = agent.post(&a.url).header("content-type", "application/json").send(&a.body[..]);
+        match result.map(|mut r| r.body_mut().read_to_string()) {
             Ok(Ok(_)) => lat.push(t.elapsed().as_secs_f64()),
             Ok(Err(e)) => {
                 errors += 1;

@@ -34,8 +34,10 @@ pub async fn read(st: &AppState, mut body: Body, until: Instant) -> Result<Bytes
     loop {
         match tokio::time::timeout_at(stop, body.frame()).await {
             Err(_) if until <= body_until => {
+                // The rest of the body is still read (within --body-timeout) so that the client,
+                // still sending, gets the 503 rather than a broken pipe.
                 st.metrics.timeouts.inc();
-                return Err(timed_out(st));
+                return Err(after_discarding(st, body, body_until, timed_out(st)).await);
             }
             Err(_) => {
                 let secs = humantime::format_duration(st.config.body_timeout);
@@ -64,7 +66,12 @@ pub async fn read(st: &AppState, mut body: Body, until: Instant) -> Result<Bytes
 /// The 413 for a body over `--max-body`, once the rest of it is read (up to twice `--max-body`
 /// in all).
 async fn too_large(st: &AppState, body: Body, stop: Instant) -> Response {
-    let answer = too_large_answer(st);
+    after_discarding(st, body, stop, too_large_answer(st)).await
+}
+
+/// `answer`, once the rest of `body` is read and thrown away (up to twice `--max-body`, by
+/// `stop`); with `Connection: close` when it could not be.
+async fn after_discarding(st: &AppState, body: Body, stop: Instant, answer: Response) -> Response {
     if discard(body, st.config.max_body.saturating_mul(2), stop).await {
         answer
     } else {
@@ -90,11 +97,7 @@ pub async fn refuse(st: &AppState, req: Request, answer: Response) -> Response {
     // --max-connections it is the first to go.
     let _idle = req.extensions().get::<ConnHandle>().map(ConnHandle::discarding);
     let stop = Instant::now() + st.config.body_timeout;
-    if discard(req.into_body(), st.config.max_body.saturating_mul(2), stop).await {
-        answer
-    } else {
-        closing(answer)
-    }
+    after_discarding(st, req.into_body(), stop, answer).await
 }
 
 /// Reads `body` to its end and throws it away; false when it is longer than `most` more bytes,

@@ -283,10 +283,10 @@ mod tests {
     use super::*;
     use crate::ServeConfig;
 
-    fn status(r: Result<ureq::Response, ureq::Error>) -> u16 {
+    fn status(r: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> u16 {
         match r {
-            Ok(r) => r.status(),
-            Err(ureq::Error::Status(code, _)) => code,
+            Ok(r) => r.status().as_u16(),
+            Err(ureq::Error::StatusCode(code)) => code,
             Err(e) => panic!("no answer: {e}"),
         }
     }

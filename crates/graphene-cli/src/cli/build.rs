@@ -162,8 +162,9 @@ fn search_lines(search: &SearchReport) -> String {
         } else {
             "no shorter schedule found".to_string()
         };
+        let stop = if imp.at_bound { ", stopped at the lower bound" } else { "" };
         s += &format!(
-            "  improve       {result} ({} list decodes, {} of {} task placements, seed {})\n",
+            "  improve       {result} ({} list decodes, {} of {} task placements, seed {}{stop})\n",
             imp.decodes, imp.work, imp.budget, imp.seed
         );
     }

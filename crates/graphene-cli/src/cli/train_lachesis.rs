@@ -35,7 +35,7 @@ pub struct Args {
     #[arg(long, value_name = "E", default_value_t = 20)]
     pub executors: u32,
     /// Executors of the setting; their speeds are drawn from LACHESIS's 2.1-3.6 GHz table with
-    /// --speed-seed (as `cargo bench --bench hetero -- batch` does with its --seed); at most
+    /// --speed-seed (as `cargo bench -p graphene-bench --bench hetero -- batch` does with its --seed); at most
     /// --limit-machines.
     #[arg(long, default_value_t = 50)]
     pub machines: usize,

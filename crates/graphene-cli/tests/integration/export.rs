@@ -15,7 +15,8 @@ use crate::util::{assert_no_panic, repo, run, tempdir, write};
 /// The schedule file `build-schedule` would write for `which` on the case.
 fn schedule_file(dag: &Dag, cluster: &graphene::Cluster, which: &str) -> (String, Vec<String>) {
     let which = graphene::Scheduler::parse(which).expect("known scheduler");
-    let cfg = graphene::OfflineConfig::default();
+    // A small improver budget: the orders only feed the exports, whose round trip is the test.
+    let cfg = graphene::OfflineConfig { improve_budget: 20_000, ..graphene::OfflineConfig::default() };
     let net = graphene::model::Network::uniform(cluster.len());
     let s = graphene::api::schedule(dag, cluster, &net, false, which, &cfg, 3, true).expect("a valid schedule");
     (String::from_utf8(s.json).unwrap(), s.report.order)

@@ -28,7 +28,7 @@ use proptest::prelude::*;
 use serde_json::Value;
 
 use crate::gen::{arb_case, config, Sizes};
-use crate::util::{geq, makespan_of};
+use crate::util::{geq, makespan_with};
 
 /// Capacity slack for the oracle's own check; all test values are exact, so this only absorbs
 /// nothing-sized rounding.
@@ -370,8 +370,11 @@ proptest! {
         for (name, v) in [("critical_path", lb.critical_path), ("total_work", lb.total_work), ("stage_aware", lb.stage_aware)] {
             prop_assert!(geq(opt, v), "{name} bound {v} exceeds the optimum {opt}");
         }
+        // The improver's budget: 50,000 placements, at least 8,000 list decodes of these at most
+        // 6 tasks (720 orders); the default (500,000) would only repeat them.
+        let cfg = graphene::OfflineConfig { improve_budget: 50_000, ..graphene::OfflineConfig::default() };
         for s in Scheduler::all() {
-            let ms = makespan_of(s, &dag, &cluster);
+            let ms = makespan_with(s, &dag, &cluster, &cfg);
             prop_assert!(geq(ms, opt), "{} makespan {ms} beats the optimum {opt}", s.name());
         }
     }

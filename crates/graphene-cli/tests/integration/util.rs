@@ -113,7 +113,12 @@ pub fn scheduler(name: &str) -> Scheduler {
 /// Makespan of `which` on `dag`, after checking the schedule is valid (a makespan of an invalid
 /// schedule means nothing).
 pub fn makespan_of(which: Scheduler, dag: &Dag, cluster: &Cluster) -> f64 {
-    let built = graphene::build(which, dag, cluster, &graphene::OfflineConfig::default(), 0);
+    makespan_with(which, dag, cluster, &graphene::OfflineConfig::default())
+}
+
+/// [`makespan_of`] with the offline constructor's configuration `cfg`.
+pub fn makespan_with(which: Scheduler, dag: &Dag, cluster: &Cluster, cfg: &graphene::OfflineConfig) -> f64 {
+    let built = graphene::build(which, dag, cluster, cfg, 0);
     let violations = graphene::validate::validate_schedule(dag, cluster, &built.schedule);
     assert!(violations.is_empty(), "{} produced an invalid schedule for {}: {violations:?}", which.name(), dag.name);
     built.schedule.makespan()

@@ -14,6 +14,8 @@
 //! placements, not time, so the result is the same on any machine for the same seed and budget.
 //! Moves: 40% a task of the critical chain moved earlier, 30% any task moved anywhere, 30% two
 //! tasks swapped (a move later matters: a task holding an early slot can block a better one).
+//! The search stops once its best schedule meets the DAG's lower bound: no list can do better,
+//! so the rest of the budget could not change the result (small DAGs reach it often).
 
 use std::collections::HashMap;
 
@@ -37,6 +39,10 @@ pub struct ImproveReport {
     /// The constructor's makespan and the one returned.
     pub from: f64,
     pub to: f64,
+    /// True when the search stopped before its budget because the best schedule met the lower
+    /// bound (proved optimal). Absent from the JSON otherwise.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub at_bound: bool,
 }
 
 /// The budget value that means "sized to the DAG" (`--improve auto`, the default).
@@ -121,8 +127,14 @@ pub fn improve(
     let n = dag.len() as u64;
     let budget = if budget == AUTO_IMPROVE { auto_budget(dag.len()) } else { budget };
     let from = initial.makespan();
-    let mut report = ImproveReport { budget, work: 0, decodes: 0, seed, from, to: from };
+    let mut report = ImproveReport { budget, work: 0, decodes: 0, seed, from, to: from, at_bound: false };
     if n < 2 || budget < n {
+        return (initial, report);
+    }
+    // Nothing strictly shorter than the bound exists, so the search may stop once it is met.
+    let bound = crate::lowerbound::compute(dag, cluster).best();
+    if from <= bound {
+        report.at_bound = true;
         return (initial, report);
     }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -147,6 +159,10 @@ pub fn improve(
     }
     let mut chain = critical_chain(dag, &current);
     while report.work + n <= budget && !deadline.expired() {
+        if best_m <= bound {
+            report.at_bound = true;
+            break;
+        }
         let mut cand = list.clone();
         let pos = ranks(&cand);
         let len = cand.len();

@@ -1,6 +1,6 @@
 //! Criterion benchmarks of the offline constructor on real WfCommons and TPC-H DAGs.
 //!
-//! `cargo bench --bench offline`; the data sets are read from `../shared/data` beside the
+//! `cargo bench -p graphene-bench --bench offline`; the data sets are read from `../shared/data` beside the
 //! checkout and skipped (with a note) when absent.
 
 use std::path::PathBuf;

@@ -1,7 +1,7 @@
 //! Heterogeneous batch benchmark (LACHESIS section V, batch mode) and the HEFT speed figure.
 //!
-//! `cargo bench --bench hetero -- batch [--jobs 1,2,5] [--workloads K] [--ccr X] [--racks R --rack-bandwidth B] [--seed S] [--no-graphene] [--stage-rankup] [--lachesis-model FILE] [--schedulers a,b]`
-//! `cargo bench --bench hetero -- heft-speed [--tasks N] [--machines M]`
+//! `cargo bench -p graphene-bench --bench hetero -- batch [--jobs 1,2,5] [--workloads K] [--ccr X] [--racks R --rack-bandwidth B] [--seed S] [--no-graphene] [--stage-rankup] [--lachesis-model FILE] [--schedulers a,b]`
+//! `cargo bench -p graphene-bench --bench hetero -- heft-speed [--tasks N] [--machines M]`
 //!
 //! Batch mode: for each job count n, K workloads of n TPC-H queries (query and input size
 //! 2g/5g/10g/20g drawn with the seed) are submitted at once onto 50 executors whose speeds are
@@ -50,7 +50,7 @@ fn main() {
         Some("batch") => batch_mode(&args),
         Some("heft-speed") => heft_speed(&args),
         // `cargo bench` with no arguments runs every bench target: keep that quick.
-        _ => eprintln!("usage: cargo bench --bench hetero -- batch|heft-speed [options]"),
+        _ => eprintln!("usage: cargo bench -p graphene-bench --bench hetero -- batch|heft-speed [options]"),
     }
 }
 
