@@ -5,12 +5,21 @@
 //! column writer (no Arrow in between: three small flat tables do not need it), one row group,
 //! Snappy-free and dictionary-encoded as the crate does by default, so files are byte-identical
 //! run to run.
+//!
+//! Behind the crate's default feature `parquet`: the `parquet` crate is the largest dependency
+//! to compile, so a build that does not want Parquet (`--no-default-features`) leaves it out, and
+//! then writing or reading a table is refused with an error that names the feature.
 
+#[cfg(feature = "parquet")]
 use std::sync::Arc;
 
+#[cfg(feature = "parquet")]
 use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, Int64Type};
+#[cfg(feature = "parquet")]
 use parquet::file::properties::WriterProperties;
+#[cfg(feature = "parquet")]
 use parquet::file::writer::SerializedFileWriter;
+#[cfg(feature = "parquet")]
 use parquet::schema::types::Type;
 
 use crate::error::{Error, Result};
@@ -25,6 +34,7 @@ pub enum Column {
     Float(String, Vec<f64>),
 }
 
+#[cfg(feature = "parquet")]
 impl Column {
     fn name(&self) -> &str {
         match self {
@@ -34,11 +44,25 @@ impl Column {
     }
 }
 
+#[cfg(feature = "parquet")]
 fn err(e: parquet::errors::ParquetError) -> Error {
     Error::Io(std::io::Error::other(format!("writing Parquet: {e}")))
 }
 
+/// Writing or reading Parquet in a build without the `parquet` feature.
+#[cfg(not(feature = "parquet"))]
+fn without_parquet() -> Error {
+    Error::Usage("this graphene was built without Parquet support (the `parquet` feature, on by default)".into())
+}
+
 /// The columns as one Parquet file (all columns must have as many rows).
+#[cfg(not(feature = "parquet"))]
+pub fn parquet(_columns: &[Column]) -> Result<Vec<u8>> {
+    Err(without_parquet())
+}
+
+/// The columns as one Parquet file (all columns must have as many rows).
+#[cfg(feature = "parquet")]
 pub fn parquet(columns: &[Column]) -> Result<Vec<u8>> {
     use parquet::basic::{LogicalType, Repetition, Type as Physical};
     let fields: Vec<Arc<Type>> = columns
@@ -121,6 +145,15 @@ pub fn utilization(summary: &Summary) -> Result<Vec<u8>> {
 /// The `job` and `jct` columns of a replay's `jobs.parquet`, row by row (what `plot cdf` reads
 /// of a replay written with `--format parquet`). A file that is not such a table is refused
 /// naming the file and the column or row.
+#[cfg(not(feature = "parquet"))]
+pub fn read_jobs(path: &std::path::Path) -> Result<Vec<(String, f64)>> {
+    Err(without_parquet().in_file(path))
+}
+
+/// The `job` and `jct` columns of a replay's `jobs.parquet`, row by row (what `plot cdf` reads
+/// of a replay written with `--format parquet`). A file that is not such a table is refused
+/// naming the file and the column or row.
+#[cfg(feature = "parquet")]
 pub fn read_jobs(path: &std::path::Path) -> Result<Vec<(String, f64)>> {
     use parquet::file::reader::{FileReader, SerializedFileReader};
     use parquet::record::RowAccessor;

@@ -31,6 +31,7 @@
 //! checked against `--limit-input` before it is allocated, on the compressed and on the
 //! decompressed side, so a small hostile file cannot expand without bound.
 
+#[cfg(feature = "compressed-logs")]
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
