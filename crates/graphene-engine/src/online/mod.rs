@@ -193,8 +193,8 @@ pub(crate) fn queues_with_runnable_work(view: &View, n: usize) -> Vec<bool> {
 /// an index (no hard resource) every runnable stage, in order.
 pub(crate) struct FittingStages {
     job: u32,
-    /// The next stage to consider.
-    from: u32,
+    /// The next stage to consider; `None` once none is left.
+    from: Option<u32>,
     /// Every runnable stage is tried, in order: the job has few (a scan of their heads is
     /// cheaper than the search), or no index.
     scan: bool,
@@ -208,7 +208,7 @@ impl FittingStages {
         let has_chosen = chosen.iter().any(|r| r.job == job);
         if !has_chosen && !st.may_fit(left) {
             // No stage's first task fits: nothing to try (the common case on a busy machine).
-            return FittingStages { job, from: u32::MAX, scan: true, chosen: Vec::new() };
+            return FittingStages { job, from: None, scan: true, chosen: Vec::new() };
         }
         let scan = st.runnable_stages.len() <= crate::sim::fit_index::SCAN_AT_MOST || st.fit_index().is_none();
         let mut stages = Vec::new();
@@ -218,27 +218,26 @@ impl FittingStages {
             stages.sort_unstable();
             stages.dedup();
         }
-        FittingStages { job, from: 0, scan, chosen: stages }
+        FittingStages { job, from: Some(0), scan, chosen: stages }
     }
 
     /// The next stage to try with `left` free, after the one returned last.
     pub(crate) fn next(&mut self, view: &View, left: &ResVec) -> Option<u32> {
-        let next = if self.from == u32::MAX {
-            None
-        } else if self.scan {
+        let from = self.from?;
+        let next = if self.scan {
             let st = view.job_state(self.job);
-            let i = st.runnable_stages.partition_point(|&s| s < self.from);
+            let i = st.runnable_stages.partition_point(|&s| s < from);
             st.runnable_stages.get(i).copied()
         } else {
-            let by_index = view.next_fitting_stage(self.job, self.from, left);
-            let i = self.chosen.partition_point(|&s| s < self.from);
+            let by_index = view.next_fitting_stage(self.job, from, left);
+            let i = self.chosen.partition_point(|&s| s < from);
             match (by_index, self.chosen.get(i).copied()) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             }
-        }?;
-        self.from = next + 1;
-        Some(next)
+        };
+        self.from = next.and_then(|n| n.checked_add(1));
+        next
     }
 }
 

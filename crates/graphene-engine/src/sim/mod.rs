@@ -894,40 +894,19 @@ mod tests {
     /// two queues, cpu and memory hard and disk overbookable, with and without misestimation.
     #[test]
     fn the_fit_index_changes_no_replay() {
-        use crate::model::EdgeKind;
         use rand::Rng;
-        let res: Vec<String> = ["cpu", "mem", "disk"].iter().map(|s| s.to_string()).collect();
         for seed in 0..4u64 {
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
-            let jobs = (0..12)
-                .map(|j| {
-                    let mut b = DagBuilder::new(format!("j{j}"), res.clone());
-                    let stages = rng.gen_range(20..120);
-                    for s in 0..stages {
-                        let n = if rng.gen_bool(0.7) { 1 } else { rng.gen_range(2..=5) };
-                        let tasks = (0..n)
-                            .map(|_| TaskSpec {
-                                duration: rng.gen_range(1.0..30.0_f64).round(),
-                                demand: ResVec::from_slice(&[
-                                    rng.gen_range(1..=4) as f64,
-                                    rng.gen_range(1..=8) as f64,
-                                    rng.gen_range(0..=60) as f64,
-                                ]),
-                            })
-                            .collect();
-                        let parents = (0..s)
-                            .filter(|_| rng.gen_bool(1.0 / (s as f64 + 4.0)))
-                            .map(|p| (format!("s{p}"), EdgeKind::AllToAll))
-                            .collect();
-                        b.stage(StageSpec { name: format!("s{s}"), group: None, tasks, parents });
-                    }
-                    let queue = format!("q{}", j % 2);
-                    Job { name: format!("j{j}"), arrival: (j * 3) as f64, queue, dag: b.build().unwrap() }
-                })
-                .collect();
-            let w = Workload { jobs };
-            let cap = [("cpu".to_string(), 8.0), ("mem".to_string(), 16.0), ("disk".to_string(), 100.0)];
-            let c = ClusterSpec::uniform(4, cap.into_iter().collect()).resolve(&res).unwrap();
+            let w = random_workload(
+                &mut rng,
+                12,
+                3.0,
+                |r| r.gen_range(20..120),
+                |r| if r.gen_bool(0.7) { 1 } else { r.gen_range(2..=5) },
+                1.0..30.0,
+                |r, s| (0..s).filter(|_| r.gen_bool(1.0 / (s as f64 + 4.0))).collect(),
+            );
+            let c = three_resource_cluster(4);
             let settings = crate::env::default_settings(&w);
             let mut yarn = settings.clone();
             yarn.cs_yarn = crate::online::CsYarn {
@@ -973,6 +952,53 @@ mod tests {
     }
     use crate::model::{ClusterSpec, DagBuilder, Job, StageSpec, TaskSpec};
     use crate::online::{CapacityScheduler, Fifo};
+
+    /// A random workload on cpu, mem and disk: `jobs` jobs in two queues, one every `gap`
+    /// seconds, each of `stages(rng)` stages of `tasks(rng)` tasks (whole-second durations in
+    /// `durations`; demands of 1-4 cpu, 1-8 mem and 0-60 disk, task by task, so a stage's first
+    /// task is not every task), stage `s` with the parents `parents(rng, s)` (all-to-all).
+    fn random_workload(
+        rng: &mut ChaCha8Rng,
+        jobs: usize,
+        gap: f64,
+        stages: impl Fn(&mut ChaCha8Rng) -> usize,
+        tasks: impl Fn(&mut ChaCha8Rng) -> usize,
+        durations: std::ops::Range<f64>,
+        parents: impl Fn(&mut ChaCha8Rng, usize) -> Vec<usize>,
+    ) -> Workload {
+        use crate::model::EdgeKind;
+        use rand::Rng;
+        let res: Vec<String> = ["cpu", "mem", "disk"].iter().map(|s| s.to_string()).collect();
+        let jobs = (0..jobs)
+            .map(|j| {
+                let mut b = DagBuilder::new(format!("j{j}"), res.clone());
+                for s in 0..stages(rng) {
+                    let tasks = (0..tasks(rng))
+                        .map(|_| TaskSpec {
+                            duration: rng.gen_range(durations.clone()).round(),
+                            demand: ResVec::from_slice(&[
+                                rng.gen_range(1..=4) as f64,
+                                rng.gen_range(1..=8) as f64,
+                                rng.gen_range(0..=60) as f64,
+                            ]),
+                        })
+                        .collect();
+                    let parents = parents(rng, s).into_iter().map(|p| (format!("s{p}"), EdgeKind::AllToAll)).collect();
+                    b.stage(StageSpec { name: format!("s{s}"), group: None, tasks, parents });
+                }
+                let queue = format!("q{}", j % 2);
+                Job { name: format!("j{j}"), arrival: j as f64 * gap, queue, dag: b.build().unwrap() }
+            })
+            .collect();
+        Workload { jobs }
+    }
+
+    /// `n` machines of cpu 8, mem 16 and disk 100, for [`random_workload`]'s jobs.
+    fn three_resource_cluster(n: usize) -> Cluster {
+        let res: Vec<String> = ["cpu", "mem", "disk"].iter().map(|s| s.to_string()).collect();
+        let cap = [("cpu".to_string(), 8.0), ("mem".to_string(), 16.0), ("disk".to_string(), 100.0)];
+        ClusterSpec::uniform(n, cap.into_iter().collect()).resolve(&res).unwrap()
+    }
 
     fn job(name: &str, arrival: f64, queue: &str, tasks: usize, duration: f64) -> Job {
         let mut b = DagBuilder::new(name, vec!["cpu".into(), "mem".into()]);
@@ -1025,7 +1051,6 @@ mod tests {
     /// asked far less often, so the skip is exercised, not vacuous.
     #[test]
     fn skipped_idle_heartbeats_change_nothing() {
-        use crate::model::EdgeKind;
         use rand::Rng;
         struct AlwaysAsk(Box<dyn Policy>);
         impl Policy for AlwaysAsk {
@@ -1045,33 +1070,17 @@ mod tests {
                 self.0.finished(view, t)
             }
         }
-        let res: Vec<String> = ["cpu", "mem", "disk"].iter().map(|s| s.to_string()).collect();
         let mut rng = ChaCha8Rng::seed_from_u64(12);
-        let jobs = (0..30)
-            .map(|j| {
-                let mut b = DagBuilder::new(format!("j{j}"), res.clone());
-                for s in 0..3 {
-                    let n = rng.gen_range(1..=6);
-                    let tasks = (0..n)
-                        .map(|_| TaskSpec {
-                            duration: rng.gen_range(5.0..60.0_f64).round(),
-                            demand: ResVec::from_slice(&[
-                                rng.gen_range(1..=4) as f64,
-                                rng.gen_range(1..=8) as f64,
-                                rng.gen_range(0..=60) as f64,
-                            ]),
-                        })
-                        .collect();
-                    let parents = if s == 0 { vec![] } else { vec![(format!("s{}", s - 1), EdgeKind::AllToAll)] };
-                    b.stage(StageSpec { name: format!("s{s}"), group: None, tasks, parents });
-                }
-                let queue = format!("q{}", j % 2);
-                Job { name: format!("j{j}"), arrival: (j * 7) as f64, queue, dag: b.build().unwrap() }
-            })
-            .collect();
-        let w = Workload { jobs };
-        let cap = [("cpu".to_string(), 8.0), ("mem".to_string(), 16.0), ("disk".to_string(), 100.0)];
-        let c = ClusterSpec::uniform(3, cap.into_iter().collect()).resolve(&res).unwrap();
+        let w = random_workload(
+            &mut rng,
+            30,
+            7.0,
+            |_| 3,
+            |r| r.gen_range(1..=6),
+            5.0..60.0,
+            |_, s| s.checked_sub(1).into_iter().collect(),
+        );
+        let c = three_resource_cluster(3);
         let settings = crate::env::default_settings(&w);
         let mut fair_tetris = settings.clone();
         fair_tetris.tetris_kappa = Some(0.1);
