@@ -15,7 +15,9 @@ Action
 Observation (padded to fixed bounds; masks say what is real)
     ``nodes`` (max_nodes, 8) per-stage features (tasks left, mean duration, running, remaining
     work, runnable, fits the machine, demand share of the machine, job share), ``node_mask``,
-    ``action_mask`` (candidates), ``node_job`` (job slot of each node, -1 padding), ``edges``
+    ``action_mask`` (candidates; also ``info["action_mask"]`` as Gymnasium's per-sub-space masks,
+    ``{"stage": ..., "limit": ...}``, so ``env.action_space.sample(mask=info["action_mask"])``
+    draws a valid action), ``node_job`` (job slot of each node, -1 padding), ``edges``
     (max_edges, 2) parent/child node pairs (-1 padding), ``jobs`` (max_jobs, 2) per-job
     features (dominant share of the cluster, remaining work), ``job_mask``.
 
@@ -163,8 +165,13 @@ class ClusterEnv(gymnasium.Env):
             "job_mask": job_mask,
         }
 
-    def _info(self, d: Dict[str, Any]) -> Dict[str, Any]:
-        info: Dict[str, Any] = {"time": d["time"]}
+    def _info(self, d: Dict[str, Any], obs: Dict[str, np.ndarray]) -> Dict[str, Any]:
+        # Gymnasium's masking convention for a Dict action space: one mask per sub-space, so
+        # that env.action_space.sample(mask=info["action_mask"]) draws only valid actions.
+        info: Dict[str, Any] = {
+            "time": d["time"],
+            "action_mask": {"stage": obs["action_mask"].copy(), "limit": np.ones(_core.Env.limit_levels, np.int8)},
+        }
         if d["done"]:
             self._invalid = d["invalid_actions"]
             info.update(
@@ -206,7 +213,8 @@ class ClusterEnv(gymnasium.Env):
         self._resets += 1
         d = self._env.reset(s)
         self._last = d
-        return self._obs(d), self._info(d)
+        obs = self._obs(d)
+        return obs, self._info(d, obs)
 
     def step(self, action: Any) -> Tuple[Dict[str, np.ndarray], float, bool, bool, Dict[str, Any]]:
         """Applies ``{"stage": i, "limit": k}`` (or the pair ``(i, k)``) and runs to the next
@@ -223,7 +231,8 @@ class ClusterEnv(gymnasium.Env):
         reward = -float(d["job_seconds"]) * self.reward_scale
         terminated = bool(d["done"] and d.get("complete", False))
         truncated = bool(d["done"] and not d.get("complete", False))
-        return self._obs(d), reward, terminated, truncated, self._info(d)
+        obs = self._obs(d)
+        return obs, reward, terminated, truncated, self._info(d, obs)
 
     def _action(self, action: Any) -> Tuple[int, int]:
         """An action in the action space as (node, level); anything else raises UsageError."""

@@ -30,6 +30,20 @@ def first_candidate(obs, info):
     return {"stage": int(np.flatnonzero(obs["action_mask"])[0]), "limit": 19}
 
 
+def test_a_random_masked_agent_makes_no_invalid_action():
+    """info["action_mask"] marks exactly the candidates: a random agent that samples with it
+    is never corrected, while one that samples without it is, nearly always."""
+    env = make()
+    env.action_space.seed(7)
+    obs, info = env.reset(seed=2)
+    assert np.array_equal(info["action_mask"]["stage"], obs["action_mask"])
+    assert info["action_mask"]["limit"].tolist() == [1] * 20
+    masked = gg.run_agent(env, lambda o, i: env.action_space.sample(mask=i["action_mask"]), seed=2)
+    assert masked["complete"] and masked["invalid_actions"] == 0
+    unmasked = gg.run_agent(env, lambda o, i: env.action_space.sample(), seed=2)
+    assert unmasked["invalid_actions"] > unmasked["steps"] // 2
+
+
 def test_reset_with_a_seed_is_deterministic():
     env = make()
     a = gg.run_agent(env, first_candidate, seed=5)
