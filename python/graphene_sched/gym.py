@@ -50,6 +50,14 @@ from . import PathLike, _index, _tname, _core, _number, _opts, _src, _srcs
 __all__ = ["ClusterEnv", "make_vec", "reference_agent", "run_agent"]
 
 
+# Job colours of render(): Tableau's ten.
+_PALETTE = np.array(
+    [[31, 119, 180], [255, 127, 14], [44, 160, 44], [214, 39, 40], [148, 103, 189],
+     [140, 86, 75], [227, 119, 194], [127, 127, 127], [188, 189, 34], [23, 190, 207]],
+    np.uint8,
+)
+
+
 class ClusterEnv(gymnasium.Env):
     """``ClusterEnv(trace)`` replays one trace every episode; ``ClusterEnv(dags=[...], jobs=50,
     arrival="poisson:10", load=0.8)`` draws a workload per episode from the seed of
@@ -62,9 +70,10 @@ class ClusterEnv(gymnasium.Env):
     ``sticky=True`` (``replay --sticky``) keeps every machine on the job of its last task while
     that job has runnable work, without a decision, as spark-sched-sim's executors continue
     their stage; the agent then places only the other machines (the reference and ``baseline``
-    policies run under the same rule)."""
+    policies run under the same rule). ``render_mode="rgb_array"`` makes :meth:`render` return
+    the episode's Gantt chart so far; :meth:`spans` gives its data."""
 
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
 
     def __init__(
         self,
@@ -84,9 +93,13 @@ class ClusterEnv(gymnasium.Env):
         seed: int = 0,
         waves: Optional[PathLike] = None,
         moving_delay: Optional[float] = None,
+        render_mode: Optional[str] = None,
         **opts: Any,
     ) -> None:
         super().__init__()
+        if render_mode not in (None, "rgb_array"):
+            raise _core.UsageError(f"render_mode '{render_mode}' must be 'rgb_array' or None")
+        self.render_mode = render_mode
         if waves is not None:
             opts["waves"] = waves
         if moving_delay is not None:
@@ -129,6 +142,9 @@ class ClusterEnv(gymnasium.Env):
         self._last: Optional[Dict[str, Any]] = None
         self._resets = 0
         self._invalid = 0
+        # (job, task) -> [machine, start, end (NaN while running)], for spans() and render().
+        self._spans: Dict[Tuple[int, int], List[Any]] = {}
+        self._now = 0.0
 
     # -----------------------------------------------------------------------------------------
 
@@ -213,6 +229,8 @@ class ClusterEnv(gymnasium.Env):
         self._resets += 1
         d = self._env.reset(s)
         self._last = d
+        self._spans, self._now = {}, 0.0
+        self._record(d)
         obs = self._obs(d)
         return obs, self._info(d, obs)
 
@@ -227,12 +245,73 @@ class ClusterEnv(gymnasium.Env):
         else:
             node, level = self._action(action)
             d = self._env.step(node, level)
+            self._record(d)
         self._last = d
         reward = -float(d["job_seconds"]) * self.reward_scale
         terminated = bool(d["done"] and d.get("complete", False))
         truncated = bool(d["done"] and not d.get("complete", False))
         obs = self._obs(d)
         return obs, reward, terminated, truncated, self._info(d, obs)
+
+    def _record(self, d: Dict[str, Any]) -> None:
+        """Folds a step's launches and ends (or, at the end, every run) into the spans."""
+        self._now = float(d["time"])
+        rows = lambda key: np.frombuffer(d[key], np.float64).reshape(-1, 5).tolist()  # noqa: E731
+        if d["done"]:
+            for j, t, m, s, e in rows("runs"):
+                self._spans[(int(j), int(t))] = [int(m), s, e]
+            return
+        for j, t, m, s, _ in rows("started"):
+            self._spans[(int(j), int(t))] = [int(m), s, float("nan")]
+        for j, t, _, _, e in rows("ended"):
+            if (int(j), int(t)) in self._spans:
+                self._spans[(int(j), int(t))][2] = e
+
+    def spans(self) -> List[Tuple[int, int, int, float, float]]:
+        """The tasks launched so far this episode as (job, task, machine, start, end), sorted by
+        start then job and task; ``end`` is NaN for a task still running. What :meth:`render`
+        draws."""
+        out = [(j, t, m, s, e) for (j, t), (m, s, e) in self._spans.items()]
+        return sorted(out, key=lambda r: (r[3], r[0], r[1]))
+
+    def render(self) -> Optional[np.ndarray]:
+        """With ``render_mode="rgb_array"``: the episode so far as an RGB Gantt chart, a
+        ``(height, 640, 3)`` uint8 array. One row per machine (top: machine 0), time from 0 at
+        the left to now at the right, each task a bar in its job's colour (ten colours, by job
+        number); tasks that overlap on a machine are stacked in lanes within its row. Without a
+        render mode it returns None, as Gymnasium's envs do."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without render_mode: make the env with render_mode='rgb_array'")
+            return None
+        width, machines = 640, max(1, self.machines)
+        row = max(6, min(40, 480 // machines))
+        img = np.full((machines * row, width, 3), 255, np.uint8)
+        img[::row, :] = 200
+        spans = self.spans()
+        horizon = max([self._now] + [e for *_, e in spans if e == e])
+        if horizon <= 0 or not spans:
+            return img
+        scale = (width - 1) / horizon
+        lanes: Dict[int, List[float]] = {}
+        placed = []
+        for j, _, m, s, e in spans:
+            end = horizon if e != e else e
+            ends = lanes.setdefault(m, [])
+            lane = next((i for i, x in enumerate(ends) if x <= s), len(ends))
+            if lane == len(ends):
+                ends.append(end)
+            else:
+                ends[lane] = end
+            placed.append((j, m, lane, s, end))
+        for j, m, lane, s, end in placed:
+            if not 0 <= m < machines:
+                continue
+            h = max(1, (row - 1) // len(lanes[m]))
+            y0 = m * row + 1 + lane * h
+            x0 = int(s * scale)
+            x1 = max(x0 + 1, int(end * scale))
+            img[y0 : y0 + h, x0:x1] = _PALETTE[j % len(_PALETTE)]
+        return img
 
     def _action(self, action: Any) -> Tuple[int, int]:
         """An action in the action space as (node, level); anything else raises UsageError."""

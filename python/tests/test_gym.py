@@ -44,6 +44,43 @@ def test_a_random_masked_agent_makes_no_invalid_action():
     assert unmasked["invalid_actions"] > unmasked["steps"] // 2
 
 
+def test_render_draws_the_episode_as_a_gantt_chart():
+    """render() is an RGB Gantt chart of the spans; the spans seen at each decision keep the
+    machine and start of the final runs (a task's machine is the one it ran on), and ended
+    tasks their end; the same seed and actions draw the same bytes."""
+    env = make(render_mode="rgb_array")
+    obs, info = env.reset(seed=4)
+    blank = env.render()
+    assert blank.dtype == np.uint8 and blank.shape == (4 * 40, 640, 3)
+    assert env.spans() == []
+    seen, term, trunc = [], False, False
+    while not (term or trunc):
+        obs, _, term, trunc, info = env.step(first_candidate(obs, info))
+        seen.append(env.spans())
+    final = {(j, t): (m, s, e) for j, t, m, s, e in env.spans()}
+    assert term and len(final) == info["tasks"] > 0
+    assert all(0 <= m < 4 and e >= s for m, s, e in final.values())
+    running = 0
+    for spans in seen[:-1]:
+        for j, t, m, s, e in spans:
+            assert final[(j, t)][:2] == (m, s)
+            if e == e:
+                assert e == final[(j, t)][2]
+            else:
+                running += 1
+    assert running > 0, "some decisions saw tasks still running"
+    img = env.render()
+    assert (img != 255).any(axis=2).sum() > 0.2 * img.shape[0] * img.shape[1]
+    obs, info = env.reset(seed=4)
+    term = trunc = False
+    while not (term or trunc):
+        obs, _, term, trunc, info = env.step(first_candidate(obs, info))
+    assert env.render().tobytes() == img.tobytes()
+    assert make().render() is None
+    with pytest.raises(graphene_sched.UsageError, match="render_mode"):
+        make(render_mode="human")
+
+
 def test_reset_with_a_seed_is_deterministic():
     env = make()
     a = gg.run_agent(env, first_candidate, seed=5)

@@ -62,6 +62,17 @@ pub struct Action {
     pub level: usize,
 }
 
+/// A task's time on a machine, for drawing an episode's Gantt chart.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Span {
+    pub job: u32,
+    pub task: u32,
+    pub machine: u32,
+    pub start: f64,
+    /// NaN while the task runs.
+    pub end: f64,
+}
+
 /// A decision point: what the caller sees and what happened since the previous one.
 #[derive(Clone, Debug)]
 pub struct Decision {
@@ -78,6 +89,10 @@ pub struct Decision {
     pub done: usize,
     /// The reference policy's action here, when the episode has one.
     pub reference: Option<Action>,
+    /// Tasks launched since the previous decision (their `end` is NaN).
+    pub started: Vec<Span>,
+    /// Tasks ended since the previous decision: (job, task, end).
+    pub ended: Vec<(u32, u32, f64)>,
 }
 
 /// How an episode ended.
@@ -95,6 +110,8 @@ pub struct Final {
     pub invalid_actions: usize,
     /// Tasks launched.
     pub tasks: usize,
+    /// Every task's run, in the order they ended (unfinished ones at a time limit left out).
+    pub runs: Vec<Span>,
 }
 
 /// What a step returns.
@@ -195,6 +212,17 @@ impl Episode {
                             complete,
                             invalid_actions: agent.invalid,
                             tasks: result.runs.len(),
+                            runs: result
+                                .runs
+                                .iter()
+                                .map(|r| Span {
+                                    job: r.job,
+                                    task: r.task,
+                                    machine: r.machine,
+                                    start: r.start,
+                                    end: r.end,
+                                })
+                                .collect(),
                         })
                     }
                 };
@@ -328,6 +356,9 @@ struct Agent {
     last: f64,
     done: usize,
     invalid: usize,
+    /// Launches and ends since the last decision, for the caller's Gantt chart.
+    started: Vec<Span>,
+    ended: Vec<(u32, u32, f64)>,
 }
 
 impl Agent {
@@ -344,6 +375,8 @@ impl Agent {
             last: 0.0,
             done: 0,
             invalid: 0,
+            started: Vec::new(),
+            ended: Vec::new(),
         }
     }
 
@@ -422,6 +455,8 @@ impl Policy for Agent {
                 done: self.done,
                 reference,
                 obs,
+                started: std::mem::take(&mut self.started),
+                ended: std::mem::take(&mut self.ended),
             };
             if self.to_env.send(Msg::Decide(Box::new(decision.clone()))).is_err() {
                 resume_unwind(Box::new(Abandoned));
@@ -449,6 +484,8 @@ impl Policy for Agent {
     }
 
     fn launched(&mut self, view: &View, t: TaskRef) {
+        let machine = view.launched_on.map_or(u32::MAX, |m| m as u32);
+        self.started.push(Span { job: t.job, task: t.task, machine, start: view.now, end: f64::NAN });
         if let Some(tr) = self.jobs.get_mut(t.job) {
             tr.book_launch(view, t);
         }
@@ -458,6 +495,7 @@ impl Policy for Agent {
     }
 
     fn finished(&mut self, view: &View, t: TaskRef) {
+        self.ended.push((t.job, t.task, view.now));
         if let Some(Reference::Policy(p)) = &mut self.reference {
             p.finished(view, t);
         }

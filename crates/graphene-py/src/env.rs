@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use graphene::env::{self, Action, Decision, Episode, EpisodeConfig, Final, Step};
+use graphene::env::{self, Action, Decision, Episode, EpisodeConfig, Final, Span, Step};
 use graphene::formats::LoadOptions;
 use graphene::model::{Cluster, Dag, Workload};
 use graphene::request::{self, ReplayOptions, Source};
@@ -56,6 +56,17 @@ fn i64_bytes<'py>(py: Python<'py>, v: impl Iterator<Item = i64>) -> Bound<'py, P
     PyBytes::new(py, &out)
 }
 
+/// Spans as little-endian f64 rows of (job, task, machine, start, end), for numpy.
+fn span_bytes<'py>(py: Python<'py>, spans: &[Span]) -> Bound<'py, PyBytes> {
+    let mut out = Vec::with_capacity(spans.len() * 40);
+    for s in spans {
+        for x in [s.job as f64, s.task as f64, s.machine as f64, s.start, s.end] {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    PyBytes::new(py, &out)
+}
+
 fn decision<'py>(py: Python<'py>, d: &Decision) -> PyResult<Bound<'py, PyDict>> {
     let o = &d.obs;
     let out = PyDict::new(py);
@@ -76,6 +87,10 @@ fn decision<'py>(py: Python<'py>, d: &Decision) -> PyResult<Bound<'py, PyDict>> 
     out.set_item("in_system", d.in_system)?;
     out.set_item("done_jobs", d.done)?;
     out.set_item("reference", d.reference.map(|a| (a.node, a.level)))?;
+    out.set_item("started", span_bytes(py, &d.started))?;
+    let ended: Vec<Span> =
+        d.ended.iter().map(|&(job, task, end)| Span { job, task, machine: 0, start: f64::NAN, end }).collect();
+    out.set_item("ended", span_bytes(py, &ended))?;
     out.set_item("done", false)?;
     Ok(out)
 }
@@ -90,6 +105,7 @@ fn finished<'py>(py: Python<'py>, f: &Final) -> PyResult<Bound<'py, PyDict>> {
     out.set_item("complete", f.complete)?;
     out.set_item("invalid_actions", f.invalid_actions)?;
     out.set_item("tasks", f.tasks)?;
+    out.set_item("runs", span_bytes(py, &f.runs))?;
     Ok(out)
 }
 

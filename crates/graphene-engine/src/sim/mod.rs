@@ -107,6 +107,8 @@ pub struct View<'a> {
     factors: &'a [Vec<(f64, f64)>],
     machines: &'a [Machine],
     speeds: &'a [f64],
+    /// In a [`Policy::launched`] call, the machine the task was launched on; `None` elsewhere.
+    pub launched_on: Option<usize>,
 }
 
 impl<'a> View<'a> {
@@ -664,6 +666,7 @@ impl<'w> Sim<'w> {
             factors: &self.factors,
             machines: &self.machines,
             speeds: &self.cfg.speeds,
+            launched_on: None,
         }
     }
 
@@ -731,7 +734,7 @@ impl<'w> Sim<'w> {
                 break;
             }
             self.launch(k, t, req);
-            policy.launched(&self.view(), t);
+            policy.launched(&View { launched_on: Some(k), ..self.view() }, t);
             launched += 1;
         }
         self.scratch = out;
