@@ -414,7 +414,14 @@ public final class TezRun {
     // A consumer is scheduled only once all its producers are done, as in graphene's model.
     conf.setFloat("tez.shuffle-vertex-manager.min-src-fraction", 1.0f);
     conf.setFloat("tez.shuffle-vertex-manager.max-src-fraction", 1.0f);
-    conf.setInt("tez.runtime.io.sort.mb", 4);
+    // No records flow, but Tez still sizes every input's and output's buffers: each ordered
+    // input asks for a share of the task's heap (fetch.buffer.percent, 0.9 by default) and the
+    // task scales all requests down to fit, so a vertex with several ordered inputs and an
+    // ordered output got a sort buffer of 0 MB and failed (IndexOutOfBoundsException in
+    // PipelinedSorter), as WfCommons workflows' multi-parent vertices do. Small input shares
+    // keep the sort buffer above zero for dozens of inputs.
+    conf.setInt("tez.runtime.io.sort.mb", 16);
+    conf.setFloat("tez.runtime.shuffle.fetch.buffer.percent", 0.02f);
     conf.setBoolean("tez.am.speculation.enabled", false);
     String scheduler = order.equals("graphene") ? GRAPHENE_SCHEDULER : NATURAL_SCHEDULER;
     conf.set(SCHEDULER_KEY, scheduler);

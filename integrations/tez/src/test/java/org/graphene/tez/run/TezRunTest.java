@@ -196,4 +196,28 @@ public class TezRunTest {
     File[] history = new File(out, "history").listFiles((d, name) -> name.startsWith("history.txt"));
     assertEquals(2, history.length);
   }
+
+  /**
+   * A vertex with many ordered (scatter-gather) inputs and an ordered output, as WfCommons
+   * workflows have: Tez scales every input's and output's buffer to the task's heap, and with
+   * the default input share the output's sort buffer came out at 0 MB and the task failed.
+   */
+  @Test
+  public void runsAVertexWithManyInputsAndAnOutput() throws Exception {
+    StringBuilder dag = new StringBuilder("{\"name\": \"fan-in\", \"stages\": [");
+    StringBuilder parents = new StringBuilder();
+    for (int i = 1; i <= 8; i++) {
+      dag.append("{\"id\": \"Map ").append(i).append("\", \"tasks\": 1, \"duration\": 0.1},");
+      parents.append(i == 1 ? "" : ", ").append("\"Map ").append(i).append('"');
+    }
+    dag.append("{\"id\": \"Join\", \"tasks\": 1, \"duration\": 0.1, \"parents\": [").append(parents)
+        .append("]}, {\"id\": \"Sink\", \"tasks\": 1, \"duration\": 0.1, \"parents\": [\"Join\"]}]}");
+    File f = write("fan-in.json", dag.toString());
+    File out = tmp.newFolder("fan-in-out");
+    TezRun.Options o = TezRun.parse(new String[] {"--dag", f.getPath(), "--out", out.getPath(), "--order", "natural"});
+    assertEquals(0, TezRun.run(o));
+    List<String> runs = Files.readAllLines(new File(out, "runs.csv").toPath());
+    assertTrue(runs.get(1), runs.get(1).endsWith(",SUCCEEDED"));
+    assertEquals(1 + 10, Files.readAllLines(new File(out, "tasks.csv").toPath()).size());
+  }
 }
