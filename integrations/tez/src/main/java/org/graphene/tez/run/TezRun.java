@@ -223,11 +223,9 @@ public final class TezRun {
           throw new IOException(o.dag + ": stage '" + s.id + "': a duration x time scale is beyond a long of ms");
         }
       }
-      if (o.yarn && (r.getMemorySize() > o.nodeMemoryMb || r.getVirtualCores() > o.nodeVcores)) {
-        throw new IOException(o.dag + ": stage '" + s.id + "' needs containers of " + r.getMemorySize()
-            + " MB and " + r.getVirtualCores() + " vcores, more than a node holds ("
-            + o.nodeMemoryMb + " MB, " + o.nodeVcores + " vcores)");
-      }
+    }
+    if (o.yarn) {
+      checkFits(o, dag);
     }
     Files.createDirectories(o.out.toPath());
     File logs = new File(o.out, "logs");
@@ -247,8 +245,10 @@ public final class TezRun {
     StringBuilder tasksCsv = new StringBuilder("order,run,vertex,task,container,node,start,end\n");
     int failed = 0;
     try {
-      for (String order : o.orders) {
-        for (int run = 1; run <= o.runs; run++) {
+      // Interleaved (graphene 1, natural 1, graphene 2, ...): a change of the machine's load
+      // during the series hits both orders alike.
+      for (int run = 1; run <= o.runs; run++) {
+        for (String order : o.orders) {
           String tag = order + "-" + run;
           File records = new File(o.out, "records/" + tag);
           deleteTree(records.toPath());
@@ -263,6 +263,14 @@ public final class TezRun {
             failed++;
           }
           System.err.println("tez-run: " + tag + ": " + result[1] + " in " + result[0] + " s");
+          if (result[1].equals("TIMEOUT")) {
+            String[] done = records.list((d, n) -> n.endsWith(".tsv"));
+            System.err.println("tez-run: error: " + tag + ": DAG '" + dag.name + "' did not finish within "
+                + o.timeoutS + " s (--timeout) and was killed; " + (done == null ? 0 : done.length) + " of "
+                + dag.taskCount() + " tasks had finished. A task that never starts waits for a container"
+                + " YARN cannot give it; see " + new File(o.out, "run.log") + " and the NodeManager logs under "
+                + new File(o.out, "yarn"));
+          }
           appendTasks(tasksCsv, order, run, records, Long.parseLong(result[2]));
           // Written after every run, so a long series leaves what it did if stopped.
           writeAtomic(new File(o.out, "runs.csv"), runsCsv.toString());
@@ -275,6 +283,49 @@ public final class TezRun {
       }
     }
     return failed == 0 ? 0 : 1;
+  }
+
+  /** The Tez AM's container on the MiniYARNCluster (TEZ_AM_RESOURCE_MEMORY_MB below). */
+  static final int AM_MB = 512;
+  static final int AM_VCORES = 1;
+  /** The ResourceManager's minimum allocation: every request is rounded up to a multiple of it. */
+  static int minAllocationMb(Options o) {
+    return Math.min(128, o.minTaskMb);
+  }
+
+  /**
+   * Refuses, before any cluster starts, a DAG a task of which could never get a container: the
+   * ResourceManager rounds each request up to a multiple of its minimum allocation and never
+   * places a container across nodes, and on a single node the AM's container holds part of it
+   * for the whole run. Without this check YARN keeps the request pending and the DAG waits for
+   * ever (until --timeout).
+   */
+  static void checkFits(Options o, RunDag dag) throws IOException {
+    long usable = o.nodes == 1 ? o.nodeMemoryMb - AM_MB : o.nodeMemoryMb;
+    int usableVcores = o.nodes == 1 ? o.nodeVcores - AM_VCORES : o.nodeVcores;
+    if (usable < minAllocationMb(o) || usableVcores < 1) {
+      throw new IOException("nodes of " + o.nodeMemoryMb + " MB cannot hold the Tez AM (" + AM_MB
+          + " MB, " + AM_VCORES + " vcore) and a task: give larger nodes (--node-capacity) or more of them");
+    }
+    for (RunDag.Stage s : dag.stages.values()) {
+      Resource r = resourceOf(o, s);
+      long min = minAllocationMb(o);
+      long mb = (r.getMemorySize() + min - 1) / min * min;
+      if (mb > usable || r.getVirtualCores() > usableVcores) {
+        String where = o.nodes == 1
+            ? "the single node holds " + o.nodeMemoryMb + " MB and " + o.nodeVcores + " vcores, " + AM_MB
+                + " MB and " + AM_VCORES + " vcore of them the Tez AM's"
+            : "a node holds " + o.nodeMemoryMb + " MB and " + o.nodeVcores + " vcores";
+        throw new IOException(o.dag + ": vertex '" + s.id + "' asks for containers of " + mb + " MB ("
+            + fmt(s.demand(o.memResource)) + " " + o.memResource + " x " + fmt(o.memMb) + " MB) and "
+            + r.getVirtualCores() + " vcores, but " + where + ": no node could ever run it. Give larger"
+            + " nodes (--node-capacity), or count fewer MB per unit of " + o.memResource + " (--mem-mb)");
+      }
+    }
+  }
+
+  static String fmt(double d) {
+    return d == Math.rint(d) && Math.abs(d) < 1e15 ? Long.toString((long) d) : String.format(Locale.ROOT, "%.3f", d);
   }
 
   static long[] durationsMs(Options o, RunDag.Stage s) {
@@ -292,11 +343,15 @@ public final class TezRun {
     yc.set("yarn.scheduler.capacity.root.queues", "default");
     yc.set("yarn.scheduler.capacity.root.default.capacity", "100");
     yc.set("yarn.scheduler.capacity.maximum-am-resource-percent", "0.5");
+    // Memory and vcores both bound a node, as graphene's plan of the run counts them (the
+    // CapacityScheduler's default calculator counts memory alone).
+    yc.set("yarn.scheduler.capacity.resource-calculator",
+        "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator");
     yc.setInt(YarnConfiguration.NM_PMEM_MB, o.nodeMemoryMb);
     // MiniYARNCluster gives each NodeManager this instead of NM_PMEM_MB (4096 MB by default).
     yc.setInt(YarnConfiguration.YARN_MINICLUSTER_NM_PMEM_MB, o.nodeMemoryMb);
     yc.setInt(YarnConfiguration.NM_VCORES, o.nodeVcores);
-    yc.setInt(YarnConfiguration.RM_SCHEDULER_MINIMUM_ALLOCATION_MB, Math.min(128, o.minTaskMb));
+    yc.setInt(YarnConfiguration.RM_SCHEDULER_MINIMUM_ALLOCATION_MB, minAllocationMb(o));
     yc.setInt(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_MB, o.nodeMemoryMb);
     yc.setInt(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_VCORES, o.nodeVcores);
     // The sleep tasks' JVMs are small; the machine, not YARN's guess at it, is the limit.
@@ -350,8 +405,8 @@ public final class TezRun {
       conf.setBoolean(TezConfiguration.TEZ_LOCAL_MODE, false);
       conf.setBoolean(TezConfiguration.TEZ_IGNORE_LIB_URIS, true);
       conf.setBoolean(TezConfiguration.TEZ_USE_CLUSTER_HADOOP_LIBS, true);
-      conf.setInt(TezConfiguration.TEZ_AM_RESOURCE_MEMORY_MB, 512);
-      conf.setInt(TezConfiguration.TEZ_AM_RESOURCE_CPU_VCORES, 1);
+      conf.setInt(TezConfiguration.TEZ_AM_RESOURCE_MEMORY_MB, AM_MB);
+      conf.setInt(TezConfiguration.TEZ_AM_RESOURCE_CPU_VCORES, AM_VCORES);
     } else {
       conf.setBoolean(TezConfiguration.TEZ_LOCAL_MODE, true);
       conf.setBoolean("tez.runtime.optimize.local.fetch", true);
@@ -359,7 +414,14 @@ public final class TezRun {
     // A consumer is scheduled only once all its producers are done, as in graphene's model.
     conf.setFloat("tez.shuffle-vertex-manager.min-src-fraction", 1.0f);
     conf.setFloat("tez.shuffle-vertex-manager.max-src-fraction", 1.0f);
-    conf.setInt("tez.runtime.io.sort.mb", 4);
+    // No records flow, but Tez still sizes every input's and output's buffers: each ordered
+    // input asks for a share of the task's heap (fetch.buffer.percent, 0.9 by default) and the
+    // task scales all requests down to fit, so a vertex with several ordered inputs and an
+    // ordered output got a sort buffer of 0 MB and failed (IndexOutOfBoundsException in
+    // PipelinedSorter), as WfCommons workflows' multi-parent vertices do. Small input shares
+    // keep the sort buffer above zero for dozens of inputs.
+    conf.setInt("tez.runtime.io.sort.mb", 16);
+    conf.setFloat("tez.runtime.shuffle.fetch.buffer.percent", 0.02f);
     conf.setBoolean("tez.am.speculation.enabled", false);
     String scheduler = order.equals("graphene") ? GRAPHENE_SCHEDULER : NATURAL_SCHEDULER;
     conf.set(SCHEDULER_KEY, scheduler);

@@ -99,6 +99,64 @@ public class TezRunTest {
     }
   }
 
+  /** A task that fits no node is refused before the cluster starts, naming its vertex and size. */
+  @Test
+  public void refusesTasksNoNodeCanHold() throws Exception {
+    File dag = write("big.json", "{\"stages\": [{\"id\": \"Map 1\", \"tasks\": 2, \"duration\": 1,"
+        + " \"demands\": {\"mem\": 26, \"cpu\": 1}}, {\"id\": \"Reducer 2\", \"tasks\": 1, \"duration\": 1,"
+        + " \"demands\": {\"mem\": 1}, \"parents\": [\"Map 1\"]}]}");
+    RunDag d = RunDag.read(dag);
+    String[] base = {"--dag", dag.getPath(), "--out", tmp.newFolder().getPath(), "--order", "natural",
+        "--mode", "yarn"};
+    // 26 x 1024 = 26624 MB: more than a 16 GB node.
+    try {
+      TezRun.checkFits(TezRun.parse(concat(base, "--nodes", "3", "--node-memory-mb", "16384")), d);
+      fail("accepted 26624 MB on 16384 MB nodes");
+    } catch (IOException e) {
+      assertTrue(e.getMessage(), e.getMessage().contains("vertex 'Map 1' asks for containers of 26624 MB"));
+      assertTrue(e.getMessage(), e.getMessage().contains("26 mem x 1024 MB"));
+      assertTrue(e.getMessage(), e.getMessage().contains("a node holds 16384 MB"));
+    }
+    // Exactly a node: fits when there are other nodes, but not beside the AM on a single node.
+    TezRun.checkFits(TezRun.parse(concat(base, "--nodes", "2", "--node-memory-mb", "26624")), d);
+    try {
+      TezRun.checkFits(TezRun.parse(concat(base, "--nodes", "1", "--node-memory-mb", "26624")), d);
+      fail("accepted 26624 MB beside the AM on one node of 26624 MB");
+    } catch (IOException e) {
+      assertTrue(e.getMessage(), e.getMessage().contains("512 MB and 1 vcore of them the Tez AM's"));
+    }
+    // Rounded up to the ResourceManager's 128 MB: 26 x 1000 = 26000 MB becomes 26112 MB.
+    try {
+      TezRun.checkFits(TezRun.parse(concat(base, "--mem-mb", "1000", "--node-memory-mb", "26600")), d);
+      fail("accepted 26112 MB beside the AM on one node of 26600 MB");
+    } catch (IOException e) {
+      assertTrue(e.getMessage(), e.getMessage().contains("containers of 26112 MB"));
+    }
+    // Vcores count too (the cluster uses the DominantResourceCalculator): the AM's vcore leaves
+    // none on a single node of one vcore.
+    try {
+      TezRun.checkFits(TezRun.parse(concat(base, "--node-vcores", "1", "--node-memory-mb", "65536")), d);
+      fail("accepted a single node of one vcore");
+    } catch (IOException e) {
+      assertTrue(e.getMessage(), e.getMessage().contains("cannot hold the Tez AM"));
+    }
+    // Scaled down (--mem-mb 256: 6656 MB), the same DAG fits one node of 8 GB.
+    TezRun.checkFits(TezRun.parse(concat(base, "--mem-mb", "256", "--node-memory-mb", "8192")), d);
+    // And run() refuses it the same way, before any cluster starts.
+    try {
+      TezRun.run(TezRun.parse(concat(base, "--node-memory-mb", "8192")));
+      fail("ran a DAG no node can hold");
+    } catch (IOException e) {
+      assertTrue(e.getMessage(), e.getMessage().contains("vertex 'Map 1'"));
+    }
+  }
+
+  private static String[] concat(String[] a, String... b) {
+    String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, out, a.length, b.length);
+    return out;
+  }
+
   /** A real Tez DAG in local mode, both orders: the plugin is the scheduler in graphene's run. */
   @Test
   public void runsBothOrdersInLocalMode() throws Exception {
@@ -137,5 +195,29 @@ public class TezRunTest {
     assertTrue(n, n.contains("Using DAG Scheduler: org.apache.tez.dag.app.dag.impl.DAGSchedulerNaturalOrder"));
     File[] history = new File(out, "history").listFiles((d, name) -> name.startsWith("history.txt"));
     assertEquals(2, history.length);
+  }
+
+  /**
+   * A vertex with many ordered (scatter-gather) inputs and an ordered output, as WfCommons
+   * workflows have: Tez scales every input's and output's buffer to the task's heap, and with
+   * the default input share the output's sort buffer came out at 0 MB and the task failed.
+   */
+  @Test
+  public void runsAVertexWithManyInputsAndAnOutput() throws Exception {
+    StringBuilder dag = new StringBuilder("{\"name\": \"fan-in\", \"stages\": [");
+    StringBuilder parents = new StringBuilder();
+    for (int i = 1; i <= 8; i++) {
+      dag.append("{\"id\": \"Map ").append(i).append("\", \"tasks\": 1, \"duration\": 0.1},");
+      parents.append(i == 1 ? "" : ", ").append("\"Map ").append(i).append('"');
+    }
+    dag.append("{\"id\": \"Join\", \"tasks\": 1, \"duration\": 0.1, \"parents\": [").append(parents)
+        .append("]}, {\"id\": \"Sink\", \"tasks\": 1, \"duration\": 0.1, \"parents\": [\"Join\"]}]}");
+    File f = write("fan-in.json", dag.toString());
+    File out = tmp.newFolder("fan-in-out");
+    TezRun.Options o = TezRun.parse(new String[] {"--dag", f.getPath(), "--out", out.getPath(), "--order", "natural"});
+    assertEquals(0, TezRun.run(o));
+    List<String> runs = Files.readAllLines(new File(out, "runs.csv").toPath());
+    assertTrue(runs.get(1), runs.get(1).endsWith(",SUCCEEDED"));
+    assertEquals(1 + 10, Files.readAllLines(new File(out, "tasks.csv").toPath()).size());
   }
 }
