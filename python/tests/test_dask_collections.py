@@ -206,3 +206,26 @@ def test_a_timeout_fires_instead_of_a_hang():
         gd.execute(dag, payload=lambda: time.sleep(2), machines=1, capacity="cpu=1", timeout=0.5)
     with pytest.raises(graphene_sched.UsageError, match=r"^timeout: -1.0 must be a number > 0 or None$"):
         gd.execute(dag, timeout=-1)
+
+
+def _die(*inputs):
+    import os
+
+    os._exit(1)
+
+
+def test_a_lost_worker_is_reported_not_a_hang():
+    # Separate worker processes (a nanny restarts a dead one under a new address); the result
+    # of "ok" may have died with the worker, so 1 or 2 tasks are left.
+    dag = {
+        "name": "crash",
+        "resources": ["cpu"],
+        "stages": [
+            {"id": "ok", "tasks": 1, "duration": 1, "demands": {"cpu": 1}},
+            {"id": "crash", "tasks": 1, "duration": 1, "demands": {"cpu": 1}, "parents": ["ok"]},
+        ],
+    }
+    t0 = time.monotonic()
+    with pytest.raises(gd.DaskRunError, match=r"^worker\(s\) tcp://127\.0\.0\.1:\d+ lost during the run; [12] of 2 tasks unfinished$"):
+        gd.execute(dag, payload={"ok": lambda: 1, "crash": _die}, machines=1, capacity="cpu=1", processes=True, timeout=120)
+    assert time.monotonic() - t0 < 120
