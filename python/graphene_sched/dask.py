@@ -572,6 +572,7 @@ def _plan(
     measured: Mapping[str, Tuple[float, str]],
     nbytes: Mapping[str, float],
     scheduler: str = "graphene",
+    options: Optional[Mapping[str, Any]] = None,
 ) -> Plan:
     """graphene's plan for a key graph: stages are Dask task groups (merged where groups depend
     on each other both ways), keys their tasks."""
@@ -689,7 +690,7 @@ def _plan(
             tasks.append(t)
         stages.append({"id": sid[c], "tasks": tasks, "parents": plist})
     dag = Dag.from_dict({"name": "dask", "resources": names, "stages": stages})
-    sched = build_schedule(dag, cluster, scheduler)
+    sched = build_schedule(dag, cluster, scheduler, **dict(options or {}))
     order = sched.order
     rank: Dict[str, int] = {tid: len(order) - i for i, tid in enumerate(order)}
     priorities: Dict[Any, int] = {}
@@ -745,6 +746,7 @@ def plan(
     task_stream: Any = None,
     durations: Optional[Mapping[str, float]] = None,
     scheduler: str = "graphene",
+    **options: Any,
 ) -> Plan:
     """graphene's order for Dask collections (delayed, dataframe, array, bag) or one task graph
     dict, on the cluster ``client`` is connected to (each worker: its threads and declared
@@ -755,7 +757,9 @@ def plan(
     (``client.get_task_stream()`` or its records), else the scheduler's duration averages of
     earlier runs (with ``client``); the rest are estimated (``Plan.estimated`` names them).
     A task's ``resources=`` annotation is its demand besides one thread; a resource no worker
-    holds raises :class:`DaskRunError` naming it."""
+    holds raises :class:`DaskRunError` naming it. ``scheduler`` and the other options are
+    :func:`graphene_sched.build_schedule`'s search options (``improve=0``: the constructor
+    alone, milliseconds instead of up to a second on a few hundred tasks)."""
     if client is not None and not hasattr(client, "run_on_scheduler"):
         raise UsageError(f"client: expected a distributed.Client or None, not {_tname(client)}")
     if durations is not None and not isinstance(durations, Mapping):
@@ -770,7 +774,7 @@ def plan(
     else:
         spec = Cluster.uniform(1, {"cpu": float(os.cpu_count() or 1)}, overbook=[])
     measured, nbytes = _measured(client, task_stream, durations)
-    p = _plan(deps, resources, spec, measured, nbytes, scheduler)
+    p = _plan(deps, resources, spec, measured, nbytes, scheduler, options)
     if p.estimated:
         _log.info("graphene: estimated durations for %s", ", ".join(p.estimated))
     return p
@@ -847,14 +851,17 @@ class GrapheneOrder(_SchedulerPlugin):  # type: ignore[misc,valid-type]
     declared resources) with the prefixes' measured durations, then sets each new task's
     priority to graphene's before the tasks start: ``(-graphene priority, generation, dask.order
     rank)``, so Dask's own order breaks ties. Graphs of more than ``max_tasks`` new tasks keep
-    Dask's order (planning runs inside the scheduler's event loop). ``plans`` keeps the last
-    ``keep`` plans' summaries (tasks, estimated prefixes, seconds spent) for inspection."""
+    Dask's order (planning runs inside the scheduler's event loop, so by default graphene's
+    constructor runs without its improvement search: ``improve=0``; other keyword options are
+    :func:`graphene_sched.build_schedule`'s). ``plans`` keeps the last ``keep`` plans'
+    summaries (tasks, estimated prefixes, seconds spent) for inspection."""
 
     name = "graphene-order"
 
-    def __init__(self, max_tasks: int = 20000, keep: int = 16) -> None:
+    def __init__(self, max_tasks: int = 20000, keep: int = 16, **options: Any) -> None:
         self.max_tasks = int(max_tasks)
         self.keep = int(keep)
+        self.options = {"improve": 0, **options}
         self.plans: List[Dict[str, Any]] = []
 
     def update_graph(self, scheduler: Any, *, tasks: Any = None, **kwargs: Any) -> None:  # noqa: D102
@@ -874,7 +881,7 @@ class GrapheneOrder(_SchedulerPlugin):  # type: ignore[misc,valid-type]
                 return
             measured = {n: (float(tp.duration_average), "scheduler") for n, tp in scheduler.task_prefixes.items() if tp.duration_average > 0}
             try:
-                p = _plan(deps, res, _workers_cluster(workers), measured, {})
+                p = _plan(deps, res, _workers_cluster(workers), measured, {}, "graphene", self.options)
             except DaskRunError as e:
                 _log.warning("graphene: %s", e)
                 return
