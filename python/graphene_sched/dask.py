@@ -419,7 +419,9 @@ class Plan:
     ``stages``: graphene stage id -> the Dask task group it stands for; ``durations``: seconds per
     key prefix and where each came from (``"scheduler"``, ``"task-stream"``, ``"given"`` or
     ``"estimated"``); ``estimated``: the prefixes whose durations were estimated; ``dag`` and
-    ``cluster``: what graphene planned on; ``schedule``: graphene's schedule of it."""
+    ``cluster``: what graphene planned on; ``schedule``: graphene's schedule of it; ``nbytes``: the
+    mean result size in bytes per prefix of the graph where Dask measured one (reported, not
+    planned: Dask does not hold tasks to a memory limit)."""
 
     priorities: Dict[Any, int]
     stages: Dict[str, str]
@@ -428,6 +430,7 @@ class Plan:
     dag: Dag
     cluster: Cluster
     schedule: Schedule
+    nbytes: Dict[str, float] = field(default_factory=dict)
 
     def __call__(self, key: Any) -> int:
         return self.priorities.get(key, 0)
@@ -697,9 +700,9 @@ def _plan(
     for c in comps:
         for i, k in enumerate(stage_keys[c]):
             priorities[k] = rank[f"{sid[c]}[{i}]"]
-    _ = nbytes  # result sizes inform the report only: Dask does not hold memory to a limit
     names_of = {sid[c]: "+".join(members[c[0]]) + (f" (level {c[1]})" if c[1] else "") for c in comps}
-    return Plan(priorities, names_of, durations, estimated, dag, cluster, sched)
+    used = set(prefix_of.values())
+    return Plan(priorities, names_of, durations, estimated, dag, cluster, sched, {p: v for p, v in nbytes.items() if p in used})
 
 
 def _scheduler_state(dask_scheduler: Any = None) -> Dict[str, Any]:
@@ -731,8 +734,9 @@ def _measured(client: Any, task_stream: Any, durations: Optional[Mapping[str, fl
                     a = acc.setdefault(key_split(rec["key"]), [0.0, 0.0])
                     a[0] += float(ss["stop"]) - float(ss["start"])
                     a[1] += 1
-            if rec.get("nbytes"):
-                nbytes.setdefault(key_split(rec["key"]), float(sum(rec["nbytes"].values())))
+            nb = rec.get("nbytes")
+            if nb:
+                nbytes.setdefault(key_split(rec["key"]), float(sum(nb.values()) if isinstance(nb, Mapping) else nb))
         out.update({p: (s / n, "task-stream") for p, (s, n) in acc.items() if n and s > 0})
     for p, v in (durations or {}).items():
         out[str(p)] = (_number(f"durations[{p!r}]", v), "given")
@@ -864,7 +868,9 @@ class GrapheneOrder(_SchedulerPlugin):  # type: ignore[misc,valid-type]
         self.options = {"improve": 0, **options}
         self.plans: List[Dict[str, Any]] = []
 
-    def update_graph(self, scheduler: Any, *, tasks: Any = None, **kwargs: Any) -> None:  # noqa: D102
+    def update_graph(self, scheduler: Any, *, tasks: Any = None, **kwargs: Any) -> None:
+        """Plans the graph's new tasks and sets their priorities (the scheduler calls it before
+        the tasks are transitioned)."""
         t0 = time.perf_counter()
         try:
             new = [scheduler.tasks[k] for k in (tasks or ()) if k in scheduler.tasks]

@@ -112,6 +112,18 @@ def test_durations_come_from_the_scheduler_after_a_run(client):
     x.compute()
     plan = gd.plan(x, client=client)
     assert plan.estimated == [] and {s for _, s in plan.durations.values()} == {"scheduler"}
+    # Result sizes as Dask measured them (reported, not planned): the results still held.
+    held = client.persist(x)
+    held.compute()
+    assert gd.plan(x, client=client).nbytes.get("total", 0) > 0
+    del held
+    # A run's task stream instead of the scheduler's averages.
+    from distributed import get_task_stream
+
+    with get_task_stream(client=client) as ts:
+        x.compute()
+    streamed = gd.plan(x, task_stream=ts, cluster=gd._workers_cluster(client.scheduler_info(n_workers=-1)["workers"]))
+    assert streamed.estimated == [] and {s for _, s in streamed.durations.values()} == {"task-stream"}
     given = gd.plan(x, client=client, durations={"chain": 5.0})
     assert given.durations["chain"] == (5.0, "given")
     # The long chain starts at once when it is long (two threads: it and one wide task).
