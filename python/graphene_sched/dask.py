@@ -816,7 +816,9 @@ def prioritize(*collections: Any, **options: Any) -> Tuple[Any, ...]:
             out.append(c)
             continue
         dsk = dict(collections_to_expr([c], optimize_graph=True).optimize().__dask_graph__())
-        name = f"graphene-prioritized-{id(look)}"
+        own = tuple(c.__dask_layers__()) if hasattr(c, "__dask_layers__") else ()
+        # Collections that check their graph holds a layer of their own name get it.
+        name = own[0] if len(own) == 1 else f"graphene-prioritized-{id(look)}"
         hg = HighLevelGraph({name: MaterializedLayer(dsk, annotations={"priority": look})}, {name: set()})
         rebuild, args = c.__dask_postpersist__()
         new = rebuild(hg, *args)

@@ -161,6 +161,17 @@ def test_a_dataframe_and_an_array_give_the_same_results_in_graphenes_order(clien
     assert check_priorities(read(), plan_b) >= len(plan_b.priorities) - 2
 
 
+def test_a_bag_keeps_its_type_and_results(client):
+    import dask.bag as db
+
+    b = db.from_sequence(range(100), npartitions=4).map(abs).filter(bool)
+    total = b.sum()
+    pb, pt = gd.prioritize(b, total, client=client)
+    assert isinstance(pb, db.Bag) and isinstance(pt, db.Item)
+    assert client.compute(pt).result() == total.compute(scheduler="sync") == 4950
+    assert sorted(pb.compute()) == list(range(1, 100))
+
+
 def test_a_task_graph_dict_and_annotated_resources(client):
     graph = {"a": (inc, 1), "b": (inc, "a"), "c": (add, "a", "b")}
     plan = gd.plan(graph, client=client)
