@@ -794,7 +794,8 @@ def prioritize(*collections: Any, **options: Any) -> Tuple[Any, ...]:
 
     Dask's dataframes (query planning) ignore collection annotations: for them use
     ``with plan(df).annotate(): df.compute()`` or the :class:`GrapheneOrder` scheduler plugin;
-    prioritize warns and returns such a collection unchanged."""
+    prioritize warns and returns such a collection unchanged. A task graph dict is returned
+    unchanged too (a dict holds no annotations): submit it inside ``plan(graph).annotate()``."""
     from dask.base import collections_to_expr  # noqa: PLC0415
     from dask.highlevelgraph import HighLevelGraph, MaterializedLayer  # noqa: PLC0415
 
