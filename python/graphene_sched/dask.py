@@ -20,11 +20,17 @@ dependencies, and the capacities Dask enforced. :func:`execute` returns it with 
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
+import logging
+import math
+import os
 import time
+import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 try:
     import distributed  # noqa: F401 - only to say which extra is missing
@@ -34,9 +40,9 @@ except ImportError as e:
         name=e.name,
     ) from e
 
-from . import Cluster, Dag, Schedule, UsageError, _number, _tname, build_schedule, read_cluster, read_dag, validate
+from . import Cluster, Dag, GrapheneError, Schedule, UsageError, _number, _tname, build_schedule, read_cluster, read_dag, validate
 
-__all__ = ["execute", "Execution", "expand", "local_cluster"]
+__all__ = ["execute", "Execution", "expand", "local_cluster", "plan", "prioritize", "Plan", "GrapheneOrder", "DaskRunError"]
 
 _runs = itertools.count()
 
@@ -88,7 +94,8 @@ def expand(dag: Dag) -> List[Task]:
 class Execution:
     """A realized schedule: per task its worker (``machine`` is the worker's index in address
     order), start and end in the DAG's time units (wall seconds / time_scale from the first
-    start), and what the validator said."""
+    start), what the validator said, and per task its callable's result (``results``; None for
+    sleep and cpu-burn)."""
 
     dag: str
     order: Optional[str]
@@ -99,6 +106,7 @@ class Execution:
     validation: str
     priorities: Dict[str, int] = field(repr=False, default_factory=dict)
     annotations: Dict[str, Any] = field(repr=False, default_factory=dict)
+    results: Dict[str, Any] = field(repr=False, default_factory=dict)
 
     def schedule(self) -> Dict[str, Any]:
         """The realized schedule in the schedule file's layout (for graphene_sched.validate)."""
@@ -111,10 +119,11 @@ class Execution:
         return _pandas().DataFrame(self.tasks)
 
 
-def _payload(task_id: str, stage: str, seconds: float, kind: Any, *deps: Any) -> Tuple[str, float, float]:
+def _payload(task_id: str, stage: str, seconds: float, kind: Any, *deps: Any) -> Tuple[str, float, float, Any]:
     from distributed import get_worker  # noqa: PLC0415
 
     start = time.time()
+    value = None
     if kind == "sleep":
         time.sleep(seconds)
     elif kind == "cpu-burn":
@@ -123,8 +132,10 @@ def _payload(task_id: str, stage: str, seconds: float, kind: Any, *deps: Any) ->
         while time.perf_counter() < end:
             x += 1
     else:
-        kind(task_id, stage, seconds)
-    return get_worker().address, start, time.time()
+        # A callable gets its parents' outputs (in the order of the DAG's parents) and its
+        # result is kept.
+        value = kind(*[d[3] for d in deps])
+    return get_worker().address, start, time.time(), value
 
 
 def local_cluster(cluster: Cluster, hard: List[str], processes: bool = False) -> Any:
@@ -147,8 +158,16 @@ def local_cluster(cluster: Cluster, hard: List[str], processes: bool = False) ->
         threads_per_worker=threads,
         resources=resources,
         processes=processes,
-        dashboard_address=None,
+        dashboard_address=":0" if _has_bokeh() else None,
     )
+
+
+def _has_bokeh() -> bool:
+    try:
+        import bokeh  # noqa: F401, PLC0415
+    except ImportError:
+        return False
+    return True
 
 
 def execute(
@@ -159,6 +178,7 @@ def execute(
     time_scale: float = 0.01,
     cluster: Any = None,
     processes: Optional[bool] = None,
+    timeout: Optional[float] = 600.0,
     **opts: Any,
 ) -> Execution:
     """Runs ``dag`` on Dask and returns the realized, validated schedule.
@@ -166,8 +186,14 @@ def execute(
     ``schedule``: None or ``"graphene"`` (graphene's order), another offline scheduler's name
     (``"cp"``, ``"tetris"``, ...), a :class:`graphene_sched.Schedule`, or ``False`` (no priorities:
     Dask's order; True is graphene's). ``client``: a ``distributed.Client``, an address string, or None (a
-    LocalCluster sized like ``cluster`` is started and closed). Other keyword options are
-    :func:`graphene_sched.build_schedule`'s (input and cluster options)."""
+    LocalCluster sized like ``cluster`` is started and closed). ``payload``: ``"sleep"``,
+    ``"cpu-burn"``, or a callable (or a dict of them per stage) that gets its parents' outputs
+    as arguments and whose result is kept (``Execution.results``). ``timeout``: seconds the
+    whole run may take (None: no limit); when it passes, a worker is lost or a task is left
+    with no worker able to run it, :class:`DaskRunError` says so and the futures are
+    cancelled. A cluster whose workers lack a resource a task needs is refused before anything
+    is submitted. Other keyword options are :func:`graphene_sched.build_schedule`'s (input and
+    cluster options)."""
     from distributed import Client, wait  # noqa: PLC0415
 
     time_scale = _number("time_scale", time_scale)
@@ -183,6 +209,10 @@ def execute(
         raise UsageError(f"client: expected a distributed.Client, an address or None, not {_tname(client)}")
     if processes is not None and not isinstance(processes, bool):
         raise UsageError(f"processes: expected True, False or None, not {_tname(processes)}")
+    if timeout is not None:
+        timeout = _number("timeout", timeout)
+        if not (timeout > 0):
+            raise UsageError(f"timeout: {timeout} must be a number > 0 or None")
     load_keys = {"format", "query", "executors", "demands", "seed"}
     load_opts = {k: v for k, v in opts.items() if k in load_keys}
     cluster_keys = {"machines", "capacity", "no_overbook"}
@@ -216,6 +246,8 @@ def execute(
         client = Client(client)
         own = client
     try:
+        info = client.scheduler_info(n_workers=-1)
+        _check_resources(tasks, hard, info["workers"])
         run = next(_runs)
         futures: Dict[str, Any] = {}
         keys: Dict[str, str] = {}
@@ -234,11 +266,11 @@ def execute(
             futures[t.id] = client.submit(
                 _payload, t.id, t.stage, t.duration * time_scale, kind, *[futures[p] for p in t.parents], **kw
             )
-        wait(list(futures.values()))
+        _wait(client, futures, keys, set(info["workers"]), timeout)
         # What the scheduler holds for each task: the priority and resources it was given.
         seen = client.run_on_scheduler(_annotations, list(keys))
         results = client.gather(list(futures.values()))
-        info = client.scheduler_info()
+        info = client.scheduler_info(n_workers=-1)
     finally:
         if own is not None:
             client.close()
@@ -248,7 +280,8 @@ def execute(
     workers = sorted(info["workers"])
     t0 = min(r[1] for r in results)
     out: List[Dict[str, Any]] = []
-    for t, (addr, start, end) in zip(tasks, results):
+    values = {t.id: r[3] for t, r in zip(tasks, results)}
+    for t, (addr, start, end, _) in zip(tasks, results):
         out.append(
             {
                 "id": t.id,
@@ -284,7 +317,71 @@ def execute(
         realized_cluster = Cluster.from_dict({"machines": groups, "overbook": []})
     doc = {"dag": g.name, "tasks": [{k: v for k, v in x.items() if k != "worker"} for x in out]}
     verdict = validate(check, json.dumps(doc).encode(), realized_cluster)
-    return Execution(g.name, order_name, out, makespan, wall, workers, verdict, priorities, annotations)
+    return Execution(g.name, order_name, out, makespan, wall, workers, verdict, priorities, annotations, values)
+
+
+def _check_resources(tasks: List[Task], hard: List[str], workers: Mapping[str, Any]) -> None:
+    """Refuses at once a cluster on which some task could never run."""
+    if not workers:
+        raise DaskRunError("the Dask cluster has no workers")
+    most: Dict[str, float] = {}
+    for w in workers.values():
+        for r, v in (w.get("resources") or {}).items():
+            most[r] = max(most.get(r, 0.0), float(v))
+    for t in tasks:
+        for r in hard:
+            need = float(t.demands.get(r, 0) or 0)
+            if need > 0 and most.get(r, 0.0) < need:
+                have = f"at most {most[r]:g}" if r in most else "none of them declares it"
+                raise DaskRunError(
+                    f"task {t.id} needs Dask resource {r}={need:g} but no worker holds that much ({have}); "
+                    f"start the workers with resources={{'{r}': ...}} (dask worker --resources '{r}=...'), "
+                    f"or let execute start a LocalCluster (client=None)"
+                )
+
+
+def _wait(client: Any, futures: Mapping[str, Any], keys: Mapping[str, str], workers: Set[str], timeout: Optional[float]) -> None:
+    """Waits for every future; polls so that a lost worker, a task no worker can run and the
+    timeout are reported, never a silent hang. On an error the futures are cancelled."""
+    from distributed import wait  # noqa: PLC0415
+
+    deadline = None if timeout is None else time.monotonic() + timeout
+    fs = list(futures.values())
+    try:
+        while True:
+            step = 1.0 if deadline is None else max(0.0, min(1.0, deadline - time.monotonic()))
+            try:
+                wait(fs, timeout=step)
+                return
+            except TimeoutError:
+                pass
+            now = set(client.scheduler_info(n_workers=-1)["workers"])
+            lost = sorted(workers - now)
+            left = [f for f in fs if not f.done()]
+            if lost:
+                raise DaskRunError(f"worker(s) {', '.join(lost)} lost during the run; {len(left)} of {len(fs)} tasks unfinished")
+            stuck = client.run_on_scheduler(_no_worker, [f.key for f in left])
+            if stuck:
+                k, res = stuck[0]
+                raise DaskRunError(
+                    f"task {keys.get(k, k)} needs resources {res} that no worker of the cluster holds "
+                    f"({len(stuck)} task(s) waiting for a worker)"
+                )
+            if deadline is not None and time.monotonic() >= deadline:
+                example = ", ".join(keys.get(f.key, f.key) for f in left[:3])
+                raise DaskRunError(f"timed out after {timeout:g} s: {len(left)} of {len(fs)} tasks unfinished (e.g. {example})")
+    except BaseException:
+        client.cancel(fs)
+        raise
+
+
+def _no_worker(keys: List[str], dask_scheduler: Any = None) -> List[Tuple[str, Dict[str, float]]]:
+    out = []
+    for k in keys:
+        ts = dask_scheduler.tasks.get(k)
+        if ts is not None and ts.state == "no-worker":
+            out.append((k, dict(ts.resource_restrictions or {})))
+    return out
 
 
 def _annotations(keys: List[str], dask_scheduler: Any = None) -> Dict[str, Any]:
@@ -295,3 +392,512 @@ def _annotations(keys: List[str], dask_scheduler: Any = None) -> Dict[str, Any]:
             continue
         out[k] = {"priority": list(ts.priority) if ts.priority else None, "resources": dict(ts.resource_restrictions or {})}
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# A user's own Dask computation in graphene's order
+
+_log = logging.getLogger("graphene_sched.dask")
+
+#: Seconds a task whose prefix Dask has never timed is assumed to last when no task of the graph
+#: has a measured duration (otherwise the median of the measured ones is used).
+DEFAULT_DURATION = 0.01
+
+
+class DaskRunError(GrapheneError):
+    """A Dask run that cannot finish: a wait timed out, a worker was lost, or no worker holds a
+    resource a task needs. The message says which."""
+
+
+@dataclass
+class Plan:
+    """graphene's order for a Dask task graph.
+
+    ``priorities``: Dask key -> priority (larger runs earlier, as Dask's ``priority``
+    annotation); the object itself is that function of a key (0 for keys it does not know), so
+    it can be given as ``dask.annotate(priority=plan)`` or ``client.compute(..., priority=plan)``.
+    ``stages``: graphene stage id -> the Dask task group it stands for; ``durations``: seconds per
+    key prefix and where each came from (``"scheduler"``, ``"task-stream"``, ``"given"`` or
+    ``"estimated"``); ``estimated``: the prefixes whose durations were estimated; ``dag`` and
+    ``cluster``: what graphene planned on; ``schedule``: graphene's schedule of it; ``nbytes``: the
+    mean result size in bytes per prefix of the graph where Dask measured one (reported, not
+    planned: Dask does not hold tasks to a memory limit)."""
+
+    priorities: Dict[Any, int]
+    stages: Dict[str, str]
+    durations: Dict[str, Tuple[float, str]]
+    estimated: List[str]
+    dag: Dag
+    cluster: Cluster
+    schedule: Schedule
+    nbytes: Dict[str, float] = field(default_factory=dict)
+
+    def __call__(self, key: Any) -> int:
+        return self.priorities.get(key, 0)
+
+    @contextmanager
+    def annotate(self) -> Iterator[None]:
+        """``dask.annotate(priority=self)``: every graph submitted inside gets graphene's order."""
+        import dask  # noqa: PLC0415
+
+        with dask.annotate(priority=_Lookup(self.priorities)):
+            yield
+
+
+class _Lookup:
+    """A picklable key -> priority function (what the scheduler calls per key)."""
+
+    def __init__(self, priorities: Mapping[Any, int]) -> None:
+        self.priorities = dict(priorities)
+
+    def __call__(self, key: Any) -> int:
+        return self.priorities.get(key, 0)
+
+    # Dask's blockwise fusion keeps the largest of the fused layers' priority annotations
+    # (max()): the layers of one prioritize call share one lookup, so any of them will do.
+    def __gt__(self, other: Any) -> bool:
+        return False
+
+    def __lt__(self, other: Any) -> bool:
+        return False
+
+
+def _split(key: Any) -> Tuple[str, str]:
+    """(task group, task prefix) of a key, as the scheduler names them."""
+    from dask.utils import key_split  # noqa: PLC0415
+    from distributed.utils import key_split_group  # noqa: PLC0415
+
+    return key_split_group(key), key_split(key)
+
+
+def _natural(key: Any) -> Tuple[Any, ...]:
+    if isinstance(key, tuple):
+        return tuple((0, x, "") if isinstance(x, (int, float)) else (1, 0, str(x)) for x in key[1:])
+    return ((1, 0, str(key)),)
+
+
+def _sccs(nodes: List[str], succ: Mapping[str, Set[str]]) -> Dict[str, int]:
+    """Strongly connected components (iterative Tarjan): node -> component number."""
+    index: Dict[str, int] = {}
+    low: Dict[str, int] = {}
+    on: Set[str] = set()
+    stack: List[str] = []
+    comp: Dict[str, int] = {}
+    counter = 0
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(succ.get(root, ()))))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            advanced = False
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(succ.get(w, ())))))
+                    advanced = True
+                    break
+                if w in on:
+                    low[v] = min(low[v], index[w])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                n = len(set(comp.values()))
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp[w] = n
+                    if w == v:
+                        break
+    return comp
+
+
+def _workers_cluster(workers: Mapping[str, Mapping[str, Any]]) -> Cluster:
+    """The cluster as the scheduler sees it: per worker its threads (``cpu``) and declared
+    resources. Memory is not a limit Dask enforces, so it is not one here either."""
+    groups: Dict[str, int] = {}
+    for w in workers.values():
+        cap = {"cpu": float(w.get("nthreads", 1) or 1)}
+        cap.update({str(r): float(v) for r, v in (w.get("resources") or {}).items()})
+        k = json.dumps(cap, sort_keys=True)
+        groups[k] = groups.get(k, 0) + 1
+    return Cluster.from_dict({"machines": [{"count": n, "capacity": json.loads(k)} for k, n in sorted(groups.items())], "overbook": []})
+
+
+def _graph_of(collections: Sequence[Any]) -> Tuple[Dict[Any, Set[Any]], Dict[Any, Dict[str, float]]]:
+    """The optimized low-level graph of Dask collections, or of one task graph dict, as key ->
+    dependency keys (within the graph), and the ``resources`` annotations per key."""
+    import dask  # noqa: PLC0415
+    from dask._task_spec import convert_legacy_graph  # noqa: PLC0415
+    from dask.base import collections_to_expr, is_dask_collection  # noqa: PLC0415
+
+    if not collections:
+        raise UsageError("give at least one Dask collection or task graph")
+    resources: Dict[Any, Dict[str, float]] = {}
+    if len(collections) == 1 and isinstance(collections[0], Mapping) and not is_dask_collection(collections[0]):
+        raw = dict(collections[0])
+    else:
+        for i, c in enumerate(collections):
+            if not is_dask_collection(c):
+                raise UsageError(f"collections[{i}]: expected a Dask collection (delayed, dataframe, array, bag) or a task graph dict, not {_tname(c)}")
+        from dask._expr import FinalizeCompute  # noqa: PLC0415
+
+        # The graph `compute` sends (dask.compute and Client.compute finalize, then optimize).
+        expr = FinalizeCompute(collections_to_expr(list(collections), optimize_graph=True)).optimize()
+        raw = dict(expr.__dask_graph__())
+        for k, v in (expr.__dask_annotations__().get("resources") or {}).items():
+            if isinstance(v, Mapping):
+                resources[k] = {str(r): float(x) for r, x in v.items()}
+    dsk = convert_legacy_graph(raw)
+    glob = dask.get_annotations().get("resources")
+    deps: Dict[Any, Set[Any]] = {}
+    for k, node in dsk.items():
+        deps[k] = {d for d in getattr(node, "dependencies", ()) if d in dsk and d != k}
+        if k not in resources and isinstance(glob, Mapping):
+            resources[k] = {str(r): float(x) for r, x in glob.items()}
+    return deps, resources
+
+
+def _plan(
+    deps: Mapping[Any, Set[Any]],
+    resources: Mapping[Any, Mapping[str, float]],
+    cluster: Cluster,
+    measured: Mapping[str, Tuple[float, str]],
+    nbytes: Mapping[str, float],
+    scheduler: str = "graphene",
+    options: Optional[Mapping[str, Any]] = None,
+) -> Plan:
+    """graphene's plan for a key graph: stages are Dask task groups (merged where groups depend
+    on each other both ways), keys their tasks."""
+    if not deps:
+        raise UsageError("the Dask graph has no tasks")
+    group_of: Dict[Any, str] = {}
+    prefix_of: Dict[Any, str] = {}
+    for k in deps:
+        group_of[k], prefix_of[k] = _split(k)
+    groups = sorted(set(group_of.values()))
+    succ: Dict[str, Set[str]] = {g: set() for g in groups}
+    for k, ds in deps.items():
+        for d in ds:
+            if group_of[d] != group_of[k]:
+                succ[group_of[d]].add(group_of[k])
+    comp = _sccs(groups, succ)
+    # Keys of one component that depend on each other (a chain of one prefix, a tree
+    # reduction) go to successive stages: a key's level is the longest path to it over the
+    # dependencies inside its component. So every dependency between keys is an edge between
+    # stages, and the stage graph is acyclic (components are, levels rise inside one).
+    level: Dict[Any, int] = {}
+    indeg = {k: len(ds) for k, ds in deps.items()}
+    children: Dict[Any, List[Any]] = {}
+    for k, ds in deps.items():
+        for d in ds:
+            children.setdefault(d, []).append(k)
+    ready = [k for k, n in indeg.items() if n == 0]
+    while ready:
+        k = ready.pop()
+        ck = comp[group_of[k]]
+        level[k] = max((level[d] + 1 for d in deps[k] if comp[group_of[d]] == ck), default=0)
+        for ch in children.get(k, ()):
+            indeg[ch] -= 1
+            if indeg[ch] == 0:
+                ready.append(ch)
+    if len(level) != len(deps):
+        stuck = sorted((k for k in deps if k not in level), key=str)[:3]
+        raise UsageError(f"the Dask graph has a cycle through {', '.join(map(repr, stuck))}")
+    # A stage per (component, level), named s0, s1, ...; its keys in natural (index) order.
+    stage_keys: Dict[Tuple[int, int], List[Any]] = {}
+    for k in deps:
+        stage_keys.setdefault((comp[group_of[k]], level[k]), []).append(k)
+    for ks in stage_keys.values():
+        ks.sort(key=lambda k: (group_of[k], _natural(k), str(k)))
+    members: Dict[int, List[str]] = {}
+    for g in groups:
+        members.setdefault(comp[g], []).append(g)
+    # Durations: measured per prefix, else the median of the measured ones, else the default.
+    known = sorted(v for p, (v, _) in measured.items() if v > 0 and p in set(prefix_of.values()))
+    fallback = known[len(known) // 2] if known else DEFAULT_DURATION
+    durations: Dict[str, Tuple[float, str]] = {}
+    for p in sorted(set(prefix_of.values())):
+        v, src = measured.get(p, (-1.0, ""))
+        durations[p] = (v, src) if v > 0 else (fallback, "estimated")
+    estimated = [p for p, (_, src) in durations.items() if src == "estimated"]
+    # Resources: threads and what the workers declare; refuse what no worker has.
+    declared: Dict[str, float] = {}
+    for m in cluster.machines:
+        for r, v in m.capacity.items():
+            declared[r] = max(declared.get(r, 0.0), float(v))
+    for k in sorted(resources, key=str):
+        for r, v in resources[k].items():
+            if v > 0 and declared.get(r, 0.0) < v:
+                have = f"at most {declared[r]:g}" if r in declared else "none"
+                raise DaskRunError(
+                    f"task {k!r} needs resource {r}={v:g} but no worker of the cluster holds that much ({have}); "
+                    f"start the workers with resources={{'{r}': ...}} (dask worker --resources '{r}=...')"
+                )
+    names = sorted(declared)
+    # Stages in a topological order (a DAG file lists parents first).
+    sedges: Dict[Tuple[int, int], Set[Tuple[int, int]]] = {c: set() for c in stage_keys}
+    for k, ds in deps.items():
+        for d in ds:
+            a, b = (comp[group_of[d]], level[d]), (comp[group_of[k]], level[k])
+            if a != b:
+                sedges[a].add(b)
+    sin = {c: 0 for c in stage_keys}
+    for a, bs in sedges.items():
+        for b in bs:
+            sin[b] += 1
+    import heapq  # noqa: PLC0415
+
+    heap = [(min(members[c[0]]), c[1], c) for c, n in sin.items() if n == 0]
+    heapq.heapify(heap)
+    comps: List[Tuple[int, int]] = []
+    while heap:
+        *_, c = heapq.heappop(heap)
+        comps.append(c)
+        for b in sedges[c]:
+            sin[b] -= 1
+            if sin[b] == 0:
+                heapq.heappush(heap, (min(members[b[0]]), b[1], b))
+    sid = {c: f"s{i}" for i, c in enumerate(comps)}
+    index = {k: i for c in comps for i, k in enumerate(stage_keys[c])}
+    stages = []
+    for c in comps:
+        ks = stage_keys[c]
+        parents: Dict[Tuple[int, int], Set[Any]] = {}
+        for k in ks:
+            for d in deps[k]:
+                pc = (comp[group_of[d]], level[d])
+                if pc != c:
+                    parents.setdefault(pc, set()).add((k, d))
+        plist: List[Any] = []
+        for pc in sorted(parents, key=lambda x: sid[x]):
+            pairs = parents[pc]
+            # one-to-one when child i depends on exactly parent i of an equally large stage.
+            one = len(stage_keys[pc]) == len(ks) and len(pairs) == len(ks) and all(index[k] == index[d] for k, d in pairs)
+            plist.append({"stage": sid[pc], "kind": "one-to-one"} if one else sid[pc])
+        tasks = []
+        for k in ks:
+            dem: Dict[str, float] = {"cpu": 1.0}
+            dem.update({r: float(v) for r, v in (resources.get(k) or {}).items() if v > 0})
+            t: Dict[str, Any] = {"duration": max(durations[prefix_of[k]][0], 1e-6), "demands": dem}
+            tasks.append(t)
+        stages.append({"id": sid[c], "tasks": tasks, "parents": plist})
+    dag = Dag.from_dict({"name": "dask", "resources": names, "stages": stages})
+    sched = build_schedule(dag, cluster, scheduler, **dict(options or {}))
+    order = sched.order
+    rank: Dict[str, int] = {tid: len(order) - i for i, tid in enumerate(order)}
+    priorities: Dict[Any, int] = {}
+    for c in comps:
+        for i, k in enumerate(stage_keys[c]):
+            priorities[k] = rank[f"{sid[c]}[{i}]"]
+    names_of = {sid[c]: "+".join(members[c[0]]) + (f" (level {c[1]})" if c[1] else "") for c in comps}
+    used = set(prefix_of.values())
+    return Plan(priorities, names_of, durations, estimated, dag, cluster, sched, {p: v for p, v in nbytes.items() if p in used})
+
+
+def _scheduler_state(dask_scheduler: Any = None) -> Dict[str, Any]:
+    """Per prefix the scheduler's duration average and mean result size, and the workers."""
+    durs = {name: float(tp.duration_average) for name, tp in dask_scheduler.task_prefixes.items()}
+    size: Dict[str, List[float]] = {}
+    for ts in dask_scheduler.tasks.values():
+        if ts.nbytes and ts.nbytes > 0:
+            s = size.setdefault(ts.prefix.name, [0.0, 0.0])
+            s[0] += ts.nbytes
+            s[1] += 1
+    return {"durations": durs, "nbytes": {p: a / n for p, (a, n) in size.items()}}
+
+
+def _measured(client: Any, task_stream: Any, durations: Optional[Mapping[str, float]]) -> Tuple[Dict[str, Tuple[float, str]], Dict[str, float]]:
+    out: Dict[str, Tuple[float, str]] = {}
+    nbytes: Dict[str, float] = {}
+    if client is not None:
+        st = client.run_on_scheduler(_scheduler_state)
+        out.update({p: (v, "scheduler") for p, v in st["durations"].items() if v > 0})
+        nbytes.update(st["nbytes"])
+    if task_stream is not None:
+        from dask.utils import key_split  # noqa: PLC0415
+
+        acc: Dict[str, List[float]] = {}
+        for rec in getattr(task_stream, "data", task_stream):
+            for ss in rec.get("startstops", ()):
+                if ss.get("action") == "compute":
+                    a = acc.setdefault(key_split(rec["key"]), [0.0, 0.0])
+                    a[0] += float(ss["stop"]) - float(ss["start"])
+                    a[1] += 1
+            nb = rec.get("nbytes")
+            if nb:
+                nbytes.setdefault(key_split(rec["key"]), float(sum(nb.values()) if isinstance(nb, Mapping) else nb))
+        out.update({p: (s / n, "task-stream") for p, (s, n) in acc.items() if n and s > 0})
+    for p, v in (durations or {}).items():
+        out[str(p)] = (_number(f"durations[{p!r}]", v), "given")
+    return out, nbytes
+
+
+def plan(
+    *collections: Any,
+    client: Any = None,
+    cluster: Any = None,
+    task_stream: Any = None,
+    durations: Optional[Mapping[str, float]] = None,
+    scheduler: str = "graphene",
+    **options: Any,
+) -> Plan:
+    """graphene's order for Dask collections (delayed, dataframe, array, bag) or one task graph
+    dict, on the cluster ``client`` is connected to (each worker: its threads and declared
+    resources), or on ``cluster`` (a :class:`graphene_sched.Cluster` or its dict), or on this
+    machine's cores.
+
+    Durations per key prefix come from ``durations`` (seconds), else a run's ``task_stream``
+    (``client.get_task_stream()`` or its records), else the scheduler's duration averages of
+    earlier runs (with ``client``); the rest are estimated (``Plan.estimated`` names them).
+    A task's ``resources=`` annotation is its demand besides one thread; a resource no worker
+    holds raises :class:`DaskRunError` naming it. ``scheduler`` and the other options are
+    :func:`graphene_sched.build_schedule`'s search options (``improve=0``: the constructor
+    alone, milliseconds instead of up to a second on a few hundred tasks)."""
+    if client is not None and not hasattr(client, "run_on_scheduler"):
+        raise UsageError(f"client: expected a distributed.Client or None, not {_tname(client)}")
+    if durations is not None and not isinstance(durations, Mapping):
+        raise UsageError(f"durations: expected a dict of prefix -> seconds, not {_tname(durations)}")
+    deps, resources = _graph_of(collections)
+    if cluster is not None:
+        spec = cluster if isinstance(cluster, Cluster) else Cluster.from_dict(cluster)
+    elif client is not None:
+        spec = _workers_cluster(client.scheduler_info(n_workers=-1)["workers"])
+        if spec.size == 0:
+            raise DaskRunError("the Dask cluster has no workers")
+    else:
+        spec = Cluster.uniform(1, {"cpu": float(os.cpu_count() or 1)}, overbook=[])
+    measured, nbytes = _measured(client, task_stream, durations)
+    p = _plan(deps, resources, spec, measured, nbytes, scheduler, options)
+    if p.estimated:
+        _log.info("graphene: estimated durations for %s", ", ".join(p.estimated))
+    return p
+
+
+def prioritize(*collections: Any, **options: Any) -> Tuple[Any, ...]:
+    """The collections with graphene's priorities attached (a tuple, as ``dask.persist``
+    returns), each giving the same results. ``compute``, ``persist`` and ``client.compute``
+    honour them: each returned collection holds its graph already optimized, in one layer
+    annotated with ``priority`` (as ``dask.annotate`` would), and is not optimized again
+    (Dask's low-level fusion drops layer annotations). Options are :func:`plan`'s, or
+    ``plan=`` a :class:`Plan` made by :func:`plan` for the same collections.
+
+    Dask's dataframes (query planning) ignore collection annotations: for them use
+    ``with plan(df).annotate(): df.compute()`` or the :class:`GrapheneOrder` scheduler plugin;
+    prioritize warns and returns such a collection unchanged. A task graph dict is returned
+    unchanged too (a dict holds no annotations): submit it inside ``plan(graph).annotate()``."""
+    from dask.base import collections_to_expr  # noqa: PLC0415
+    from dask.highlevelgraph import HighLevelGraph, MaterializedLayer  # noqa: PLC0415
+
+    given = options.pop("plan", None)
+    if given is not None and not isinstance(given, Plan):
+        raise UsageError(f"plan: expected a graphene_sched.dask.Plan, not {_tname(given)}")
+    p = given if given is not None else plan(*collections, **options)
+    look = _Lookup(p.priorities)
+    out = []
+    for c in collections:
+        g = c.__dask_graph__() if hasattr(c, "__dask_graph__") and not isinstance(c, Mapping) else None
+        if not isinstance(g, HighLevelGraph):
+            if not isinstance(c, Mapping):
+                warnings.warn(
+                    f"{type(c).__name__}: Dask ignores annotations on this collection; "
+                    "use `with graphene_sched.dask.plan(...).annotate():` around compute, or the GrapheneOrder plugin",
+                    stacklevel=2,
+                )
+            out.append(c)
+            continue
+        dsk = dict(collections_to_expr([c], optimize_graph=True).optimize().__dask_graph__())
+        own = tuple(c.__dask_layers__()) if hasattr(c, "__dask_layers__") else ()
+        # Collections that check their graph holds a layer of their own name get it.
+        name = own[0] if len(own) == 1 else f"graphene-prioritized-{id(look)}"
+        hg = HighLevelGraph({name: MaterializedLayer(dsk, annotations={"priority": look})}, {name: set()})
+        rebuild, args = c.__dask_postpersist__()
+        new = rebuild(hg, *args)
+        new.__class__ = _unoptimized(type(new))
+        out.append(new)
+    return tuple(out)
+
+
+_UNOPTIMIZED: Dict[type, type] = {}
+
+
+def _keep(dsk: Any, keys: Any, **kwargs: Any) -> Any:
+    return dsk
+
+
+def _unoptimized(cls: type) -> type:
+    """``cls`` whose graph is not optimized again (it already is; Dask's low-level fusion
+    would drop the priority annotations)."""
+    if cls not in _UNOPTIMIZED:
+        _UNOPTIMIZED[cls] = type(cls.__name__, (cls,), {"__slots__": (), "__dask_optimize__": staticmethod(_keep), "__module__": cls.__module__})
+    return _UNOPTIMIZED[cls]
+
+
+try:
+    from distributed.diagnostics.plugin import SchedulerPlugin as _SchedulerPlugin
+except ImportError:  # pragma: no cover - distributed is imported above
+    _SchedulerPlugin = object  # type: ignore[assignment,misc]
+
+
+class GrapheneOrder(_SchedulerPlugin):  # type: ignore[misc,valid-type]
+    """A scheduler plugin giving every graph submitted to the scheduler graphene's order::
+
+        client.register_plugin(graphene_sched.dask.GrapheneOrder())
+
+    On each graph it plans the new tasks on the workers the scheduler holds (threads and
+    declared resources) with the prefixes' measured durations, then sets each new task's
+    priority to graphene's before the tasks start: ``(-graphene priority, generation, dask.order
+    rank)``, so Dask's own order breaks ties. Graphs of more than ``max_tasks`` new tasks keep
+    Dask's order (planning runs inside the scheduler's event loop, so by default graphene's
+    constructor runs without its improvement search: ``improve=0``; other keyword options are
+    :func:`graphene_sched.build_schedule`'s). ``plans`` keeps the last ``keep`` plans'
+    summaries (tasks, estimated prefixes, seconds spent) for inspection."""
+
+    name = "graphene-order"
+
+    def __init__(self, max_tasks: int = 20000, keep: int = 16, **options: Any) -> None:
+        self.max_tasks = int(max_tasks)
+        self.keep = int(keep)
+        self.options = {"improve": 0, **options}
+        self.plans: List[Dict[str, Any]] = []
+
+    def update_graph(self, scheduler: Any, *, tasks: Any = None, **kwargs: Any) -> None:
+        """Plans the graph's new tasks and sets their priorities (the scheduler calls it before
+        the tasks are transitioned)."""
+        t0 = time.perf_counter()
+        try:
+            new = [scheduler.tasks[k] for k in (tasks or ()) if k in scheduler.tasks]
+            new = [ts for ts in new if ts.state == "released" and ts.run_spec is not None and ts.priority]
+            if not new or len(new) > self.max_tasks:
+                return
+            keys = {ts.key for ts in new}
+            deps = {ts.key: {d.key for d in ts.dependencies if d.key in keys} for ts in new}
+            res = {ts.key: dict(ts.resource_restrictions or {}) for ts in new if ts.resource_restrictions}
+            workers = {
+                ws.address: {"nthreads": ws.nthreads, "resources": dict(ws.resources)} for ws in scheduler.workers.values()
+            }
+            if not workers:
+                return
+            measured = {n: (float(tp.duration_average), "scheduler") for n, tp in scheduler.task_prefixes.items() if tp.duration_average > 0}
+            try:
+                p = _plan(deps, res, _workers_cluster(workers), measured, {}, "graphene", self.options)
+            except DaskRunError as e:
+                _log.warning("graphene: %s", e)
+                return
+            for ts in new:
+                pr = ts.priority
+                ts.priority = (-p.priorities[ts.key],) + tuple(pr[1:])
+            self.plans.append({"tasks": len(new), "estimated": p.estimated, "seconds": time.perf_counter() - t0})
+            del self.plans[: -self.keep]
+        except Exception as e:  # never break the scheduler
+            _log.exception("graphene: planning failed, Dask's order kept: %s", e)

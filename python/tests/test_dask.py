@@ -57,9 +57,13 @@ def test_baseline_orders_default_order_and_callables():
     d = gd.execute("traces/example.json", schedule=False, machines=2, capacity=CAP, time_scale=0.001)
     assert d.order is None and d.priorities == {} and d.validation.startswith("valid")
     check_annotations(d, "traces/example.json")
-    calls = []
-    u = gd.execute("traces/example.json", payload=lambda tid, stage, secs: calls.append(tid), machines=2, capacity=CAP)
-    assert u.validation.startswith("valid") and len(u.tasks) == 52
+    # A callable gets its parents' outputs: here each task counts the tasks upstream of it.
+    u = gd.execute("traces/example.json", payload=lambda *xs: 1 + sum(xs), machines=2, capacity=CAP)
+    assert u.validation.startswith("valid") and len(u.tasks) == 52 and len(u.results) == 52
+    g = graphene_sched.read_dag("traces/example.json")
+    parents = {t.id: t.parents for t in gd.expand(g)}
+    for tid, v in u.results.items():
+        assert v == 1 + sum(u.results[p] for p in parents[tid]), tid
     with pytest.raises(graphene_sched.UsageError):
         gd.execute("traces/example.json", payload="nope")
 
