@@ -85,6 +85,8 @@ public final class GraphenePacker {
     public int bundle = 16;
     /** The largest deficit any queue reached (for tests and the scheduler's log). */
     public double maxSeen;
+    /** The largest single charge (a container's DRF share) made so far. */
+    public double maxCharge;
 
     /** Adds a queue of share {@code share}; returns its index. */
     public int addQueue(double share) {
@@ -264,6 +266,7 @@ public final class GraphenePacker {
               break;
             }
             deficits.chargeAmong(c.group, f, contending);
+            s.maxCharge = Math.max(s.maxCharge, f);
             left[0] -= r.memory;
             left[1] -= r.vcores;
             counts[c.req] -= 1;

@@ -70,6 +70,7 @@ public class GrapheneScheduler extends FifoScheduler {
   private Configuration grapheneConf = new Configuration(false);
   private long allocations;
   private long leftForFifo;
+  private double loggedMax;
 
   @Override
   public synchronized void setConf(Configuration conf) {
@@ -197,6 +198,12 @@ public class GrapheneScheduler extends FifoScheduler {
           && k.capability.getMemorySize() <= node.getUnallocatedResource().getMemorySize()) {
         leftForFifo++;
       }
+    }
+    if (state.maxSeen > loggedMax) {
+      // What scripts/check-sls-run reads to check the bound (the last such line is the run's).
+      loggedMax = state.maxSeen;
+      LOG.info("graphene: deficit max {} kappa {} largest charge {} queues {}", state.maxSeen,
+          state.kappa, state.maxCharge, state.shares.length);
     }
     if (LOG.isDebugEnabled()) {
       LOG.debug("graphene: node {} picks {} deficits {}", node.getNodeID(), picks,
