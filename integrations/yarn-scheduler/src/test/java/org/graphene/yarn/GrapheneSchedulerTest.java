@@ -89,11 +89,13 @@ public class GrapheneSchedulerTest {
   @Test
   public void packingPicksTheRequestThatFillsTheNode() throws Exception {
     GrapheneScheduler s = start(-1, 0);
+    // The worker registers first (it heartbeats only in heartbeat()): past the RM's start-up
+    // grace period, the largest request it accepts follows the registered nodes.
     MockNM amNode = rm.registerNode("localhost:1001", 2048, 2);
+    MockNM worker = rm.registerNode("localhost:1002", 4096, 4);
     List<MockAM> ams = apps(amNode, "default", "default");
     ams.get(0).allocate(Arrays.asList(ask(1, 1024, 1, 1)), new ArrayList<>());
     ams.get(1).allocate(Arrays.asList(ask(1, 4096, 4, 1)), new ArrayList<>());
-    MockNM worker = rm.registerNode("localhost:1002", 4096, 4);
     assertEquals(Arrays.asList(Arrays.asList(), Arrays.asList(1)), heartbeat(worker, ams));
     assertEquals(0, s.fifoAllocations());
     assertTrue(s.grapheneAllocations() >= 1);
@@ -108,9 +110,9 @@ public class GrapheneSchedulerTest {
   public void theAmsPriorityOrderBeatsBetterPacking() throws Exception {
     GrapheneScheduler s = start(-1, 0);
     MockNM amNode = rm.registerNode("localhost:1001", 1024, 1);
+    MockNM worker = rm.registerNode("localhost:1002", 2048, 2);
     List<MockAM> ams = apps(amNode, "default");
     ams.get(0).allocate(Arrays.asList(ask(5, 2048, 2, 1), ask(1, 1024, 1, 1)), new ArrayList<>());
-    MockNM worker = rm.registerNode("localhost:1002", 2048, 2);
     assertEquals(Arrays.asList(Arrays.asList(1)), heartbeat(worker, ams));
     assertEquals(0, s.fifoAllocations());
   }
@@ -123,10 +125,10 @@ public class GrapheneSchedulerTest {
   public void shortestRemainingWorkGoesFirst() throws Exception {
     GrapheneScheduler s = start(-1, 1);
     MockNM amNode = rm.registerNode("localhost:1001", 2048, 2);
+    MockNM worker = rm.registerNode("localhost:1002", 1024, 1);
     List<MockAM> ams = apps(amNode, "default", "default");
     ams.get(0).allocate(Arrays.asList(ask(1, 1024, 1, 6)), new ArrayList<>());
     ams.get(1).allocate(Arrays.asList(ask(1, 1024, 1, 1)), new ArrayList<>());
-    MockNM worker = rm.registerNode("localhost:1002", 1024, 1);
     assertEquals(Arrays.asList(Arrays.asList(), Arrays.asList(1)), heartbeat(worker, ams));
     assertEquals(0, s.fifoAllocations());
   }
@@ -143,10 +145,10 @@ public class GrapheneSchedulerTest {
     for (double kappa : new double[] {-1, 0.1}) {
       GrapheneScheduler s = start(kappa, 1);
       MockNM amNode = rm.registerNode("localhost:1001", 2048, 2);
+      MockNM worker = rm.registerNode("localhost:1002", 8192, 8);
       List<MockAM> ams = apps(amNode, "a", "b");
       ams.get(0).allocate(Arrays.asList(ask(1, 1024, 1, 8)), new ArrayList<>());
       ams.get(1).allocate(Arrays.asList(ask(1, 1024, 1, 8)), new ArrayList<>());
-      MockNM worker = rm.registerNode("localhost:1002", 8192, 8);
       List<List<Integer>> got = heartbeat(worker, ams);
       Map<String, Integer> per = new HashMap<>();
       per.put("a", got.get(0).size());
