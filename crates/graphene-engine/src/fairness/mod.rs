@@ -99,6 +99,15 @@ impl Deficits {
         self
     }
 
+    /// Starts the counters at `deficits` (missing groups at 0, extra values ignored): for a
+    /// scheduler that keeps them outside this type, as the ResourceManager's does.
+    pub fn with_deficits(mut self, deficits: &[f64]) -> Deficits {
+        for (d, &v) in self.deficit.iter_mut().zip(deficits) {
+            *d = if v.is_finite() { v } else { 0.0 };
+        }
+        self
+    }
+
     pub fn mode(&self) -> FairnessMode {
         self.mode
     }

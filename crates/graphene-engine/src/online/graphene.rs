@@ -301,6 +301,42 @@ impl Graphene {
     }
 }
 
+/// pScore: the dot product of the demand and what is left of the machine (negative left counts
+/// 0, more than the capacity counts the capacity), both over the machine's capacity, summed
+/// over the resources the machine has. Shared with the ResourceManager's rules ([`super::yarn_rm`]).
+pub(crate) fn packing_score(demand: &[f64], left: &[f64], cap: &[f64]) -> f64 {
+    let mut p = 0.0;
+    for r in 0..demand.len().min(left.len()).min(cap.len()) {
+        if cap[r] > 0.0 {
+            p += (demand[r] / cap[r]) * (left[r].max(0.0).min(cap[r]) / cap[r]);
+        }
+    }
+    p
+}
+
+/// priScore relative to the job's frontier (the largest priScore among the tasks the job
+/// would launch next): the job's next task in its preferred order scores 1.
+pub(crate) fn relative_priority(pri: f64, frontier: f64) -> f64 {
+    if frontier > 0.0 {
+        (pri / frontier).clamp(0.0, 1.0)
+    } else {
+        1.0
+    }
+}
+
+/// The eta averages' update: exponentially weighted (0.1 per heartbeat) means of the packing
+/// and remaining-work terms over a pass's candidates; the first pass sets them.
+pub(crate) fn update_averages(avg_p: &mut f64, avg_s: &mut f64, seen: &mut bool, mp: f64, ms: f64) {
+    if *seen {
+        *avg_p += 0.1 * (mp - *avg_p);
+        *avg_s += 0.1 * (ms - *avg_s);
+    } else {
+        *avg_p = mp;
+        *avg_s = ms;
+        *seen = true;
+    }
+}
+
 /// The candidate order: best perfScore first; ties go to the job that arrived first (SRPT with a
 /// stable FIFO tie-break, so one job's preferred order is completed rather than interleaved with
 /// an identical job's).
@@ -429,12 +465,7 @@ impl Policy for Graphene {
                     }
                 }
                 for &(s, t, d) in &fitting {
-                    let mut p = 0.0;
-                    for r in 0..view.dims {
-                        if cap.0[r] > 0.0 {
-                            p += (d.0[r] / cap.0[r]) * (left.0[r].max(0.0).min(cap.0[r]) / cap.0[r]);
-                        }
-                    }
+                    let mut p = packing_score(&d.0[..view.dims], &left.0[..view.dims], &cap.0[..view.dims]);
                     if let Some(place) = &info.place {
                         let task = &dag.tasks[t as usize];
                         let remote = dag.stages[s as usize].parents.iter().any(|e| {
@@ -449,13 +480,7 @@ impl Policy for Graphene {
                     }
                     // priScore relative to the job's frontier (see the module doc): the job's
                     // next task in its preferred order scores 1.
-                    let pri = if self.cfg.paper_rules {
-                        pri_of(t)
-                    } else if frontier > 0.0 {
-                        (pri_of(t) / frontier).clamp(0.0, 1.0)
-                    } else {
-                        1.0
-                    };
+                    let pri = if self.cfg.paper_rules { pri_of(t) } else { relative_priority(pri_of(t), frontier) };
                     cands.push(Cand {
                         job,
                         task: t,
@@ -477,14 +502,7 @@ impl Policy for Graphene {
             let n = cands.len() as f64;
             let mp = cands.iter().map(|c| c.p).sum::<f64>() / n;
             let ms = cands.iter().map(|c| c.srpt).sum::<f64>() / n;
-            if self.seen {
-                self.avg_p += 0.1 * (mp - self.avg_p);
-                self.avg_s += 0.1 * (ms - self.avg_s);
-            } else {
-                self.avg_p = mp;
-                self.avg_s = ms;
-                self.seen = true;
-            }
+            update_averages(&mut self.avg_p, &mut self.avg_s, &mut self.seen, mp, ms);
             let eta = match self.cfg.eta {
                 Eta::Fixed(e) if e.is_finite() => e,
                 Eta::Fixed(_) => 0.0,

@@ -18,6 +18,7 @@ mod random;
 mod slearn;
 mod sticky;
 mod tetris;
+pub mod yarn_rm;
 
 pub use capacity::{CapacityScheduler, CsAccounting, CsYarn};
 pub use fifo::Fifo;

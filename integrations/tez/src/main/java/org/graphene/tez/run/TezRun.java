@@ -71,7 +71,10 @@ public final class TezRun {
       "  --min-task-mb MB       smallest task container [256]",
       "  --history-dir DIR      Tez's SimpleHistoryLoggingService writes the runs' history here",
       "                         (tez.simple.history.logging.dir), as `graphene --format tez` reads it",
-      "  --timeout S            a run still going after S seconds is killed [600]");
+      "  --timeout S            a run still going after S seconds is killed [600]",
+      "  --rm-scheduler S       yarn: the ResourceManager's scheduler, capacity or graphene",
+      "                         (org.graphene.yarn.GrapheneScheduler, integrations/yarn-scheduler's",
+      "                         jar on the classpath) [capacity]");
 
   static final class Options {
     File dag;
@@ -90,6 +93,7 @@ public final class TezRun {
     int minTaskMb = 256;
     File historyDir;
     int timeoutS = 600;
+    boolean grapheneRm;
   }
 
   public static void main(String[] args) {
@@ -164,6 +168,12 @@ public final class TezRun {
         case "--min-task-mb": o.minTaskMb = positive(a, v); break;
         case "--history-dir": o.historyDir = new File(v); break;
         case "--timeout": o.timeoutS = positive(a, v); break;
+        case "--rm-scheduler":
+          if (!v.equals("capacity") && !v.equals("graphene")) {
+            throw new UsageError("--rm-scheduler: expected capacity or graphene, got '" + v + "'");
+          }
+          o.grapheneRm = v.equals("graphene");
+          break;
         default: throw new UsageError("unknown option " + a);
       }
     }
@@ -339,7 +349,10 @@ public final class TezRun {
 
   static MiniYARNCluster startCluster(Options o) {
     YarnConfiguration yc = new YarnConfiguration();
-    yc.set(YarnConfiguration.RM_SCHEDULER, CapacityScheduler.class.getName());
+    // graphene's scheduler by name: it lives in integrations/yarn-scheduler, whose jar
+    // scripts/tez-yarn puts on the classpath; the RM fails to start without it.
+    yc.set(YarnConfiguration.RM_SCHEDULER,
+        o.grapheneRm ? "org.graphene.yarn.GrapheneScheduler" : CapacityScheduler.class.getName());
     yc.set("yarn.scheduler.capacity.root.queues", "default");
     yc.set("yarn.scheduler.capacity.root.default.capacity", "100");
     yc.set("yarn.scheduler.capacity.maximum-am-resource-percent", "0.5");
