@@ -619,6 +619,10 @@ class ReplayResult:
         self.jobs_csv = jobs_csv
         self.schedule_csv = schedule_csv
         self.summary_json = summary_json
+        # With a policy written in Python: how often its decide() was called, and the seconds
+        # spent in those calls (the view's construction included).
+        self.policy_calls: Optional[int] = None
+        self.policy_seconds: Optional[float] = None
         d = json.loads(summary_json)
         self.scheduler: str = d["scheduler"]
         self.summary: ReplaySummary = d["summary"]
@@ -709,14 +713,17 @@ def gen_trace(
 def replay(
     trace: Any,
     cluster: Any = None,
-    scheduler: str = "cs",
+    scheduler: Any = "cs",
     *,
     waves: Optional[PathLike] = None,
     moving_delay: Optional[float] = None,
     **opts: Any,
 ) -> ReplayResult:
     """``graphene replay``: the trace in the event-driven simulator under an online scheduler.
-    The realized schedule is checked before anything is returned.
+    The realized schedule is checked before anything is returned. ``scheduler`` is a built-in
+    scheduler's name or a policy written in Python, an object with a ``decide(view)`` method
+    (:mod:`graphene_sched.policy`); its result also has ``policy_calls`` and ``policy_seconds``
+    (the calls and the time spent in them).
 
     ``waves`` (``--waves``) is the sidecar ``gen-trace --style spark-sched-sim --waves-out``
     writes for the trace: tasks then run spark-sched-sim's wave- and parallelism-dependent
@@ -728,6 +735,10 @@ def replay(
     if moving_delay is not None:
         opts["moving_delay"] = moving_delay
     name = os.fspath(trace) if isinstance(trace, (str, os.PathLike)) else trace.name if isinstance(trace, Trace) else "trace"
+    if not isinstance(scheduler, str):
+        from .policy import _replay  # noqa: PLC0415
+
+        return _replay(trace, name, scheduler, _opts(cluster, opts))
     jobs, sched, summary = _core.replay(_src(trace, "trace"), name, scheduler, _opts(cluster, opts))
     return ReplayResult(jobs, sched, summary)
 

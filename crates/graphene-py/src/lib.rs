@@ -369,6 +369,74 @@ fn replay<'py>(
     Ok((out.jobs_csv, out.schedule_csv, PyBytes::new(py, &out.summary_json)))
 }
 
+/// `replay` under a policy written in Python: `decide(view)` is called at each heartbeat with
+/// runnable work, `view` a dict (now, machine, free, capacity, hard, runnable: rows of (job,
+/// task, stage, demand, duration)), and returns (job, task) pairs to launch; the library checks
+/// them and runs everything else as for the built-in policies. Returns the replay's three files,
+/// the number of calls and the seconds spent in them (Python's side included).
+#[pyfunction]
+#[pyo3(signature = (trace, trace_name, decide, name, opts=None))]
+fn replay_policy<'py>(
+    py: Python<'py>,
+    trace: &Bound<'py, PyAny>,
+    trace_name: &Bound<'py, PyAny>,
+    decide: &Bound<'py, PyAny>,
+    name: &Bound<'py, PyAny>,
+    opts: Option<&Bound<'py, PyDict>>,
+) -> PyResult<(String, String, Bound<'py, PyBytes>, u64, f64)> {
+    use graphene::online::external::{self, External, Snapshot};
+    let src = source("trace", "trace", trace)?;
+    let trace_name = String::arg("trace_name", trace_name)?;
+    let name = String::arg("name", name)?;
+    if !decide.is_callable() {
+        return Err(usage("decide: expected a callable decide(view) -> launches"));
+    }
+    let o = Opts::new(py, opts)?;
+    let ro = replay_opts(&o)?;
+    o.finish()?;
+    let decide: Py<PyAny> = decide.clone().unbind();
+    // The policy's own exception, re-raised as it is (with its traceback) once the replay stops.
+    let raised: std::sync::Mutex<Option<PyErr>> = std::sync::Mutex::new(None);
+    let (calls, spent) = (std::sync::atomic::AtomicU64::new(0), std::sync::Mutex::new(0.0f64));
+    let out = run(py, || {
+        let setup = ro.setup(&src)?;
+        let mut policy = External::new(name.clone(), |snap: &Snapshot| {
+            let t0 = std::time::Instant::now();
+            let answer = Python::with_gil(|py| -> PyResult<Vec<(u32, u32)>> {
+                let view = PyDict::new(py);
+                let dims = snap.hard.len();
+                view.set_item("now", snap.now)?;
+                view.set_item("machine", snap.machine)?;
+                view.set_item("free", snap.free.0[..dims].to_vec())?;
+                view.set_item("capacity", snap.capacity.0[..dims].to_vec())?;
+                view.set_item("hard", snap.hard.clone())?;
+                let rows: Vec<(u32, u32, u32, Vec<f64>, f64)> = snap
+                    .runnable
+                    .iter()
+                    .map(|r| (r.job, r.task, r.stage, r.demand.0[..dims].to_vec(), r.duration))
+                    .collect();
+                view.set_item("runnable", rows)?;
+                decide.bind(py).call1((view,))?.extract()
+            });
+            calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            *spent.lock().expect("not poisoned") += t0.elapsed().as_secs_f64();
+            answer.map_err(|e| {
+                let msg = format!("the policy's decide() failed: {e}");
+                *raised.lock().expect("not poisoned") = Some(e);
+                graphene::Error::Usage(msg)
+            })
+        });
+        let result = external::run(&setup.workload, &setup.cluster, &mut policy, &setup.cfg)?;
+        request::replay_output(&setup, &trace_name, &ro, name.clone(), result)
+    });
+    if let Some(e) = raised.lock().expect("not poisoned").take() {
+        return Err(e);
+    }
+    let out = out?;
+    let spent = *spent.lock().expect("not poisoned");
+    Ok((out.jobs_csv, out.schedule_csv, PyBytes::new(py, &out.summary_json), calls.into_inner(), spent))
+}
+
 /// Reads DAGs from any input format: a list of graphene-native JSON texts, one per DAG (TPC-H
 /// files hold one per query). Demand profiles apply as in the CLI.
 #[pyfunction]
@@ -491,6 +559,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add(name, ty)?;
     }
     m.add_function(wrap_pyfunction!(build_schedule, m)?)?;
+    m.add_function(wrap_pyfunction!(replay_policy, m)?)?;
     m.add_function(wrap_pyfunction!(lower_bound, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;

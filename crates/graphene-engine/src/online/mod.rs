@@ -8,6 +8,7 @@ mod capacity;
 mod cp;
 pub mod decima;
 mod drf;
+pub mod external;
 mod fair_gate;
 mod fifo;
 mod graphene;
