@@ -38,7 +38,8 @@ def test_wrong_types_name_the_argument():
     with pytest.raises(UsageError) as e:
         graphene_sched.build_schedule("traces/example.json", scheduler=None)
     assert str(e.value) == "scheduler: expected a string, not None"
-    with pytest.raises(UsageError, match=r"^scheduler: expected a string, not None$"):
+    # A replay's scheduler is a name or a policy written in Python.
+    with pytest.raises(UsageError, match=r"^scheduler: expected a scheduler name or an object with a decide\(view\) method, not None$"):
         graphene_sched.replay("traces/small.csv", scheduler=None)
     # A float or a bool is not an integer (2.5 is refused, not cut to 2).
     with pytest.raises(UsageError, match=r"^jobs: expected an integer, not float$"):
