@@ -56,7 +56,7 @@
 
 use std::collections::HashMap;
 
-use super::{fits, relative, serve_queues, FittingStages, Policy, TaskRef};
+use super::{fit_query, fits, relative, serve_queues, FittingStages, Policy, TaskRef};
 use crate::model::{paths, ResVec, MAX_RESOURCES};
 use crate::sim::{TaskState, View};
 
@@ -170,8 +170,9 @@ impl Policy for CapacityScheduler {
 /// Tasks of a stage share their requested demand in most traces, so a stage is left at its
 /// first task that does not fit rather than scanned to the end.
 fn first_fitting(view: &View, job: u32, left: &ResVec, chosen: &[TaskRef]) -> Option<TaskRef> {
-    let mut stages = FittingStages::new(view, job, chosen, left);
-    std::iter::from_fn(|| stages.next(view, left)).find_map(|s| first_in_stage(view, job, s, left, chosen))
+    let query = fit_query::hard(view, left);
+    let mut stages = FittingStages::new(view, job, chosen, &query);
+    std::iter::from_fn(|| stages.next(view, &query)).find_map(|s| first_in_stage(view, job, s, left, chosen))
 }
 
 /// As [`first_fitting`], over the runnable `stages` in the order given.

@@ -1,6 +1,6 @@
 //! FIFO: jobs in arrival order, each job's tasks in stage (topological) order.
 
-use super::{fits, FittingStages, Policy, TaskRef};
+use super::{fit_query, fits, FittingStages, Policy, TaskRef};
 use crate::model::ResVec;
 use crate::sim::View;
 
@@ -32,9 +32,9 @@ impl Policy for Fifo {
 /// and a stage whose first task does not fit is not visited at all ([`FittingStages`]).
 pub(crate) fn fill_from_job(view: &View, job: u32, left: &mut ResVec, out: &mut Vec<TaskRef>, limit: usize) -> usize {
     let st = view.job_state(job);
-    let mut stages = FittingStages::new(view, job, out, left);
+    let mut stages = FittingStages::new(view, job, out, &fit_query::hard(view, left));
     let mut taken = 0;
-    while let Some(s) = stages.next(view, left) {
+    while let Some(s) = stages.next(view, &fit_query::hard(view, left)) {
         for &t in st.runnable_in(s).iter().rev() {
             if taken == limit {
                 return taken;

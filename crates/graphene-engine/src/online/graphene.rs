@@ -47,8 +47,9 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use super::accruing::Accruing;
+use super::head_max::HeadMax;
 use super::priority_cache::PriorityCache;
-use super::{Policy, TaskRef};
+use super::{fit_query, fitting_stages, FittingStages, Policy, TaskRef};
 use crate::fairness::{Deficits, FairnessMode};
 use crate::model::{EdgeKind, ResVec, CAPACITY_EPS, MAX_RESOURCES};
 use crate::sim::View;
@@ -185,6 +186,9 @@ impl Default for GrapheneOnline {
 
 struct JobInfo {
     pri: Arc<Vec<f32>>,
+    /// The priScore of each runnable stage's lowest runnable task: the job's frontier is its
+    /// maximum (kept as tasks launch and finish, see [`Graphene::refresh_head`]).
+    heads: HeadMax,
     srpt: f64,
     /// Machine each task was placed on, for jobs with one-to-one edges only.
     place: Option<Vec<u32>>,
@@ -219,8 +223,9 @@ pub struct Graphene {
     contend_sets: Vec<Vec<bool>>,
     cands: Vec<Cand>,
     /// Scratch for one job's fitting stages in a scoring pass (stage, task, demand), kept so
-    /// that a heartbeat does not allocate it afresh.
+    /// that a heartbeat does not allocate it afresh, and for the stages its index gives.
     fitting: Vec<(u32, u32, ResVec)>,
+    stages: Vec<u32>,
     /// The last `assign` found no candidate at all, so it left the eta averages alone.
     found_none: bool,
     /// Charges accruing while tasks run (only with [`Charge::Accrue`]).
@@ -242,6 +247,7 @@ impl Graphene {
             contend_sets: Vec::new(),
             cands: Vec::new(),
             fitting: Vec::new(),
+            stages: Vec::new(),
             found_none: false,
             accruing: Accruing::new(if cfg.paper_rules { Charge::Task } else { cfg.charge }),
             cfg,
@@ -291,6 +297,14 @@ impl Graphene {
         let f = self.cfg.fairness.factor(&view.requested(job, t), total, view.dims);
         let charge = if self.cfg.paper_rules { Charge::Task } else { self.cfg.charge };
         charge.amount(f, view.estimated_duration(job, t), self.deficits.limit())
+    }
+
+    /// Stage `s` of `job` opened, closed or moved on to another lowest runnable task: its leaf
+    /// in the job's frontier tree follows.
+    fn refresh_head(&mut self, view: &View, job: u32, s: u32) {
+        let Some(info) = self.jobs.get_mut(&job) else { return };
+        let head = view.job_state(job).runnable_in(s).last();
+        info.heads.set(s, head.map(|&t| info.pri.get(t as usize).copied().unwrap_or(0.0) as f64));
     }
 
     fn ensure_group(&mut self, g: usize) {
@@ -386,7 +400,12 @@ impl Policy for Graphene {
         let local = dag.stages.iter().any(|s| s.parents.iter().any(|e| e.kind == EdgeKind::OneToOne));
         let place = local.then(|| vec![u32::MAX; dag.len()]);
         self.ensure_group(view.queue(job) as usize);
-        self.jobs.insert(job, JobInfo { pri, srpt, place });
+        let mut heads = HeadMax::new(dag.stages.len());
+        let st = view.job_state(job);
+        for (i, &s) in st.runnable_stages.iter().enumerate() {
+            heads.set(s, Some(pri.get(st.runnable_heads[i] as usize).copied().unwrap_or(0.0) as f64));
+        }
+        self.jobs.insert(job, JobInfo { pri, heads, srpt, place });
         self.accruing.arrived(&mut self.deficits, view);
     }
 
@@ -417,12 +436,14 @@ impl Policy for Graphene {
         let mut touched_jobs: Vec<u32> = Vec::new();
         let rp = if self.cfg.rp.is_finite() { self.cfg.rp.clamp(0.0, 1.0) } else { 1.0 };
         let mut fitting = std::mem::take(&mut self.fitting);
+        let mut stages = std::mem::take(&mut self.stages);
         self.found_none = false;
         let mut first_pass = true;
         loop {
             // One scoring pass.
             let mut cands = std::mem::take(&mut self.cands);
             cands.clear();
+            let query = fit_query::allowance(view, &left, &empty_soft);
             for &job in view.active() {
                 let st = view.job_state(job);
                 if st.runnable_count == 0 {
@@ -436,20 +457,23 @@ impl Policy for Graphene {
                 let pri_of = |t: u32| info.pri.get(t as usize).copied().unwrap_or(0.0) as f64;
                 // The stages whose next task fits, first: most jobs have none on a busy machine,
                 // and then their frontier is not needed.
-                // A stage's next task is its lowest runnable one, read from `runnable_heads`
-                // in one sweep, unless this call already took some of the stage's tasks.
+                // A stage's next task is its lowest runnable one unless this call already took
+                // some of the stage's tasks. The stages come from the job's fit index (those
+                // whose lowest task fits, plus those this call took from), in stage order.
                 let touched = touched_jobs.contains(&job);
-                let next = |i: usize, s: u32| -> Option<u32> {
-                    if touched {
-                        let skip = taken.get(&(job, s)).copied().unwrap_or(0);
-                        st.runnable_in(s).iter().rev().nth(skip).copied()
-                    } else {
-                        Some(st.runnable_heads[i])
+                let skip = |s: u32| if touched { taken.get(&(job, s)).copied().unwrap_or(0) } else { 0 };
+                stages.clear();
+                if touched {
+                    let mut it = FittingStages::new(view, job, out, &query);
+                    while let Some(s) = it.next(view, &query) {
+                        stages.push(s);
                     }
-                };
+                } else {
+                    fitting_stages(view, job, &query, &mut stages);
+                }
                 fitting.clear();
-                for (i, &s) in st.runnable_stages.iter().enumerate() {
-                    let Some(t) = next(i, s) else { continue };
+                for &s in stages.iter() {
+                    let Some(&t) = st.runnable_in(s).iter().rev().nth(skip(s)) else { continue };
                     let d = view.requested(job, t);
                     if fits(view, &d, &left, &empty_soft) {
                         fitting.push((s, t, d));
@@ -458,12 +482,21 @@ impl Policy for Graphene {
                 if fitting.is_empty() {
                     continue;
                 }
-                let mut frontier = f64::NEG_INFINITY;
-                for (i, &s) in st.runnable_stages.iter().enumerate() {
-                    if let Some(t) = next(i, s) {
-                        frontier = frontier.max(pri_of(t));
+                let frontier = if touched {
+                    // The stages this call took from offer their next task instead of the
+                    // lowest: the tree's maximum over the others, and those tasks'.
+                    let mut took: Vec<u32> = taken.keys().filter(|k| k.0 == job).map(|k| k.1).collect();
+                    took.sort_unstable();
+                    let mut f = info.heads.max_excluding(&took);
+                    for &s in &took {
+                        if let Some(&t) = st.runnable_in(s).iter().rev().nth(skip(s)) {
+                            f = f.max(pri_of(t));
+                        }
                     }
-                }
+                    f
+                } else {
+                    info.heads.max()
+                };
                 for &(s, t, d) in &fitting {
                     let mut p = packing_score(&d.0[..view.dims], &left.0[..view.dims], &cap.0[..view.dims]);
                     if let Some(place) = &info.place {
@@ -637,6 +670,7 @@ impl Policy for Graphene {
             }
         }
         self.fitting = fitting;
+        self.stages = stages;
     }
 
     fn launched(&mut self, view: &View, t: TaskRef) {
@@ -659,12 +693,26 @@ impl Policy for Graphene {
         if let Some(info) = self.jobs.get_mut(&t.job) {
             info.srpt = (info.srpt - w).max(0.0);
         }
+        let stage = view.dag(t.job).tasks[t.task as usize].stage;
+        self.refresh_head(view, t.job, stage);
     }
 
     fn finished(&mut self, view: &View, t: TaskRef) {
         self.accruing.finished(&mut self.deficits, view, t);
-        if view.job_state(t.job).finish.is_some() {
+        let st = view.job_state(t.job);
+        if st.finish.is_some() {
             self.jobs.remove(&t.job);
+            return;
+        }
+        // The finish may have released tasks of the stage's children: one-to-one children
+        // task by task, all-to-all ones when the whole stage is done.
+        let dag = view.dag(t.job);
+        let stage = dag.tasks[t.task as usize].stage;
+        let done = st.stage_done(stage);
+        for e in &dag.stages[stage as usize].children {
+            if e.kind == EdgeKind::OneToOne || done {
+                self.refresh_head(view, t.job, e.stage);
+            }
         }
     }
 }

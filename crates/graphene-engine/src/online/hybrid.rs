@@ -12,13 +12,13 @@
 //! jobs, the cheap BFS rule below its bypass threshold, cached by DAG shape), computed once per
 //! job on arrival.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::capacity::CsQueues;
 use super::cp::best_in_job;
 use super::priority_cache::PriorityCache;
-use super::tetris::{best, candidates, take, Cand};
+use super::tetris::{best, candidates, take, Cand, Chosen};
 use super::{GrapheneOnline, Policy, TaskRef};
 use crate::model::{ResVec, MAX_RESOURCES};
 use crate::sim::View;
@@ -107,11 +107,12 @@ impl Policy for GrapheneCs {
 pub struct GrapheneTetris {
     pri: Priorities,
     cands: Vec<Cand>,
+    stages: Vec<u32>,
 }
 
 impl GrapheneTetris {
     pub fn new(cfg: &GrapheneOnline) -> GrapheneTetris {
-        GrapheneTetris { pri: Priorities::new(cfg), cands: Vec::new() }
+        GrapheneTetris { pri: Priorities::new(cfg), cands: Vec::new(), stages: Vec::new() }
     }
 }
 
@@ -127,16 +128,13 @@ impl Policy for GrapheneTetris {
     fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
         let Some(cap) = view.caps.get(machine).copied() else { return };
         let mut left = *free;
-        let mut chosen: HashSet<TaskRef> = HashSet::new();
         let mut cands = std::mem::take(&mut self.cands);
-        loop {
-            candidates(view, &cap, &left, &chosen, &mut cands);
-            if cands.is_empty() {
-                break;
-            }
+        let mut chosen = Chosen::default();
+        candidates(view, &cap, &left, &mut self.stages, &mut cands);
+        while !cands.is_empty() {
             let score = |c: &Cand| c.align * self.pri.jobs.get(&c.job).map_or(0.0, |p| p[c.task as usize]);
-            let c = cands[best(&cands, score)];
-            take(view, &c, &mut left, &mut chosen, out);
+            let i = best(&cands, score);
+            take(view, &cap, &mut cands, i, &mut left, &mut chosen, out);
         }
         self.cands = cands;
     }

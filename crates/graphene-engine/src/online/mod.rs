@@ -12,6 +12,7 @@ pub mod external;
 mod fair_gate;
 mod fifo;
 mod graphene;
+mod head_max;
 mod heft;
 mod hybrid;
 mod priority_cache;
@@ -187,12 +188,59 @@ pub(crate) fn queues_with_runnable_work(view: &View, n: usize) -> Vec<bool> {
     out
 }
 
-/// The runnable stages of one job, in stage order, that a stage-order policy must try for a
-/// machine with `left` free: those whose lowest runnable task fits (found by the job's
-/// [`crate::sim::fit_index::FitIndex`], so a heartbeat costs the stages it takes from, not every
-/// runnable stage), and every stage holding a task chosen earlier in the same heartbeat (tried
-/// task by task by the caller, as there the first task it may take is not the lowest). Without
-/// an index (no hard resource) every runnable stage, in order.
+/// What a policy's fit test reads, as the query vector of the jobs' fit indexes
+/// ([`crate::sim::fit_index::FitIndex`]): per resource, the amount a demand must stay within, or
+/// +inf where the test lets any demand through. A stage whose lowest runnable task passes the
+/// policy's test passes the query, and no other, so a search by the query finds exactly the
+/// stages a scan with the test would.
+pub(crate) mod fit_query {
+    use super::fits_in;
+    use crate::model::ResVec;
+    use crate::sim::View;
+
+    /// [`super::fits`]: the hard resources within `left`; overbookable ones are not checked.
+    pub(crate) fn hard(view: &View, left: &ResVec) -> ResVec {
+        let mut q = *left;
+        for r in 0..view.dims {
+            if !view.hard[r] {
+                q.0[r] = f64::INFINITY;
+            }
+        }
+        q
+    }
+
+    /// [`super::fits_all`]: every resource within `left`, an overbookable demand counted at most
+    /// as the machine's capacity `cap`; so where the whole capacity fits `left`, every demand
+    /// does, and elsewhere a demand fits exactly when it does uncapped.
+    pub(crate) fn all(view: &View, left: &ResVec, cap: &ResVec) -> ResVec {
+        let mut q = *left;
+        for r in 0..view.dims {
+            if !view.hard[r] && fits_in(cap.0[r], left.0[r]) {
+                q.0[r] = f64::INFINITY;
+            }
+        }
+        q
+    }
+
+    /// Graphene's test: every resource within `left`, except that an overbookable resource
+    /// nothing on the machine uses yet (`empty_soft`) takes any demand.
+    pub(crate) fn allowance(view: &View, left: &ResVec, empty_soft: &[bool]) -> ResVec {
+        let mut q = *left;
+        for r in 0..view.dims {
+            if !view.hard[r] && empty_soft[r] {
+                q.0[r] = f64::INFINITY;
+            }
+        }
+        q
+    }
+}
+
+/// The runnable stages of one job, in stage order, that a policy must try for a machine whose
+/// fit test reads `query` ([`fit_query`]): those whose lowest runnable task fits (found by the
+/// job's [`crate::sim::fit_index::FitIndex`], so a heartbeat costs the stages it takes from, not
+/// every runnable stage), and every stage holding a task chosen earlier in the same heartbeat
+/// (tried task by task by the caller, as there the first task it may take is not the lowest).
+/// Without an index every runnable stage, in order.
 pub(crate) struct FittingStages {
     job: u32,
     /// The next stage to consider; `None` once none is left.
@@ -205,10 +253,10 @@ pub(crate) struct FittingStages {
 }
 
 impl FittingStages {
-    pub(crate) fn new(view: &View, job: u32, chosen: &[TaskRef], left: &ResVec) -> FittingStages {
+    pub(crate) fn new(view: &View, job: u32, chosen: &[TaskRef], query: &ResVec) -> FittingStages {
         let st = view.job_state(job);
         let has_chosen = chosen.iter().any(|r| r.job == job);
-        if !has_chosen && !st.may_fit(left) {
+        if !has_chosen && !st.may_fit(query) {
             // No stage's first task fits: nothing to try (the common case on a busy machine).
             return FittingStages { job, from: None, scan: true, chosen: Vec::new() };
         }
@@ -223,15 +271,15 @@ impl FittingStages {
         FittingStages { job, from: Some(0), scan, chosen: stages }
     }
 
-    /// The next stage to try with `left` free, after the one returned last.
-    pub(crate) fn next(&mut self, view: &View, left: &ResVec) -> Option<u32> {
+    /// The next stage to try for the fit query `query`, after the one returned last.
+    pub(crate) fn next(&mut self, view: &View, query: &ResVec) -> Option<u32> {
         let from = self.from?;
         let next = if self.scan {
             let st = view.job_state(self.job);
             let i = st.runnable_stages.partition_point(|&s| s < from);
             st.runnable_stages.get(i).copied()
         } else {
-            let by_index = view.next_fitting_stage(self.job, from, left);
+            let by_index = view.next_fitting_stage(self.job, from, query);
             let i = self.chosen.partition_point(|&s| s < from);
             match (by_index, self.chosen.get(i).copied()) {
                 (Some(a), Some(b)) => Some(a.min(b)),
@@ -240,6 +288,22 @@ impl FittingStages {
         };
         self.from = next.and_then(|n| n.checked_add(1));
         next
+    }
+}
+
+/// Appends to `out`, in stage order, the runnable stages of `job` whose lowest runnable task
+/// fits the fit query `query` ([`fit_query`]): by one walk of the job's fit index, or every
+/// runnable stage when the job has few (or no index), for the caller to test. For a policy that
+/// scores every fitting stage (Tetris, Graphene) at the start of a heartbeat, before it chose
+/// any of the job's tasks.
+pub(crate) fn fitting_stages(view: &View, job: u32, query: &ResVec, out: &mut Vec<u32>) {
+    let st = view.job_state(job);
+    if !st.may_fit(query) {
+        return;
+    }
+    match st.fit_index() {
+        Some(idx) if st.runnable_stages.len() > crate::sim::fit_index::SCAN_AT_MOST => idx.all_fitting(query, out),
+        _ => out.extend_from_slice(&st.runnable_stages),
     }
 }
 

@@ -34,10 +34,10 @@
 //! traces we replay), so a pass costs O(runnable stages). Ties: earlier job (arrival order),
 //! then lower stage. One pass per launched task; the heartbeat ends when nothing fits.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use super::fair_gate::FairGate;
-use super::{fits_all, work, Charge, Policy, TaskRef};
+use super::{fit_query, fits_all, fitting_stages, work, Charge, Policy, TaskRef};
 use crate::fairness::FairnessMode;
 use crate::model::ResVec;
 use crate::sim::View;
@@ -46,48 +46,84 @@ use crate::sim::View;
 #[derive(Clone, Copy)]
 pub(crate) struct Cand {
     pub job: u32,
+    pub stage: u32,
     pub task: u32,
     pub align: f64,
+    /// The job's remaining work less what this heartbeat already took from it (Tetris's
+    /// SRPT term; set by [`Tetris`] before it picks, once per pass instead of per comparison).
+    pub rem: f64,
 }
 
-/// Every runnable stage's representative task that fits `left` and is not in `chosen`, with
-/// its alignment on machine capacity `cap`; in job (arrival) then stage order.
-pub(crate) fn candidates(view: &View, cap: &ResVec, left: &ResVec, chosen: &HashSet<TaskRef>, out: &mut Vec<Cand>) {
-    out.clear();
-    let a = {
-        let mut a = *left;
-        for x in a.0.iter_mut() {
-            *x = x.max(0.0);
-        }
-        // With an overbooking allowance `left` can exceed the machine; alignment counts at most
-        // the machine's capacity as free.
-        for (x, c) in a.0.iter_mut().zip(cap.0.iter()) {
-            *x = x.min(*c);
-        }
-        a.normalized_by(cap)
-    };
-    // Jobs with a task chosen in this heartbeat: only their stages need the lookup in `chosen`;
-    // every other stage's representative is its lowest runnable task, `runnable_heads`.
-    let chosen_jobs: Vec<u32> = chosen.iter().map(|t| t.job).collect();
+/// How many tasks of each stage this heartbeat took so far (not launched yet): a stage's chosen
+/// tasks are always its lowest runnable ones, as each pass offers the lowest one not chosen.
+#[derive(Default)]
+pub(crate) struct Chosen {
+    per_stage: HashMap<(u32, u32), usize>,
+}
+
+impl Chosen {
+    fn in_stage(&self, job: u32, stage: u32) -> usize {
+        self.per_stage.get(&(job, stage)).copied().unwrap_or(0)
+    }
+}
+
+/// What is free of the machine as alignment reads it: `left` within `[0, cap]`, over `cap`.
+fn free_share(left: &ResVec, cap: &ResVec) -> ResVec {
+    let mut a = *left;
+    for x in a.0.iter_mut() {
+        *x = x.max(0.0);
+    }
+    // With an overbooking allowance `left` can exceed the machine; alignment counts at most the
+    // machine's capacity as free.
+    for (x, c) in a.0.iter_mut().zip(cap.0.iter()) {
+        *x = x.min(*c);
+    }
+    a.normalized_by(cap)
+}
+
+/// The candidates at the start of a heartbeat (nothing chosen yet): every runnable stage's
+/// lowest runnable task that fits `left`, with its alignment on machine capacity `cap`; in job
+/// (arrival) then stage order. Only the stages the jobs' fit indexes give for Tetris's test
+/// ([`fit_query::all`]) are visited, so the cost is the stages that fit, not every runnable
+/// stage. `stages` is scratch.
+pub(crate) fn candidates(view: &View, cap: &ResVec, left: &ResVec, stages: &mut Vec<u32>, cands: &mut Vec<Cand>) {
+    cands.clear();
+    let a = free_share(left, cap);
+    let query = fit_query::all(view, left, cap);
     for &job in view.active() {
         let st = view.job_state(job);
-        let touched = chosen_jobs.contains(&job);
-        for (i, &s) in st.runnable_stages.iter().enumerate() {
-            let t = if touched {
-                match st.runnable_in(s).iter().rev().find(|&&t| !chosen.contains(&TaskRef { job, task: t })) {
-                    Some(&t) => t,
-                    None => continue,
-                }
-            } else {
-                st.runnable_heads[i]
-            };
+        stages.clear();
+        fitting_stages(view, job, &query, stages);
+        for &s in stages.iter() {
+            let Some(&t) = st.runnable_in(s).last() else { continue };
             let d = view.requested(job, t);
-            if !fits_all(view, &d, left, cap) {
-                continue;
+            if fits_all(view, &d, left, cap) {
+                cands.push(Cand { job, stage: s, task: t, align: d.normalized_by(cap).dot(&a), rem: 0.0 });
             }
-            out.push(Cand { job, task: t, align: d.normalized_by(cap).dot(&a) });
         }
     }
+}
+
+/// The candidates after `cands[i]` was taken ([`take`], which took its demand off `left`): the
+/// taken stage is represented by its next runnable task not chosen, every candidate that no
+/// longer fits `left` leaves, and the alignments are recomputed. Exactly what [`candidates`]
+/// would find again: what is left only shrinks within a heartbeat, so no stage that did not
+/// fit before fits now, and only the taken stage's representative changed.
+pub(crate) fn after_take(view: &View, cap: &ResVec, left: &ResVec, chosen: &Chosen, cands: &mut Vec<Cand>, i: usize) {
+    let c = cands[i];
+    let next = view.job_state(c.job).runnable_in(c.stage).iter().rev().nth(chosen.in_stage(c.job, c.stage));
+    match next {
+        Some(&t) => cands[i].task = t,
+        None => {
+            cands.remove(i);
+        }
+    }
+    let a = free_share(left, cap);
+    cands.retain_mut(|c| {
+        let d = view.requested(c.job, c.task);
+        c.align = d.normalized_by(cap).dot(&a);
+        fits_all(view, &d, left, cap)
+    });
 }
 
 /// The index of the highest-scoring candidate; the first one wins ties (candidates come in job
@@ -102,19 +138,32 @@ pub(crate) fn best(cands: &[Cand], score: impl Fn(&Cand) -> f64) -> usize {
     best
 }
 
-/// Launches `c` from this heartbeat's bookkeeping: records it and takes its demand off `left`.
-pub(crate) fn take(view: &View, c: &Cand, left: &mut ResVec, chosen: &mut HashSet<TaskRef>, out: &mut Vec<TaskRef>) {
-    let t = TaskRef { job: c.job, task: c.task };
+/// Launches `cands[i]` from this heartbeat's bookkeeping: records it, takes its demand off
+/// `left` and updates the candidates ([`after_take`]).
+pub(crate) fn take(
+    view: &View,
+    cap: &ResVec,
+    cands: &mut Vec<Cand>,
+    i: usize,
+    left: &mut ResVec,
+    chosen: &mut Chosen,
+    out: &mut Vec<TaskRef>,
+) {
+    let c = cands[i];
     left.sub_assign(&view.requested(c.job, c.task));
-    chosen.insert(t);
-    out.push(t);
+    *chosen.per_stage.entry((c.job, c.stage)).or_insert(0) += 1;
+    out.push(TaskRef { job: c.job, task: c.task });
+    after_take(view, cap, left, chosen, cands, i);
 }
 
 pub struct Tetris {
-    /// Remaining (not yet launched) work per active job.
-    rem: HashMap<u32, f64>,
+    /// Remaining (not yet launched) work per job, by job id (0 once it finished).
+    rem: Vec<f64>,
     total: Option<ResVec>,
+    /// Scratch: this heartbeat's candidates, those the fairness gate keeps, a job's stages.
     cands: Vec<Cand>,
+    kept: Vec<Cand>,
+    stages: Vec<u32>,
     gate: FairGate,
     /// Overbookable resources may be allocated up to this multiple of a machine's capacity
     /// (1: never, Tetris as its paper and the Graphene paper's Tez + Tetris runs).
@@ -148,9 +197,11 @@ impl Tetris {
     /// cluster (None: off), counters charged as Graphene's are (`fairness`, `charge`).
     pub fn fair(shares: Vec<f64>, kappa: Option<f64>, fairness: FairnessMode, charge: Charge) -> Tetris {
         Tetris {
-            rem: HashMap::new(),
+            rem: Vec::new(),
             total: None,
             cands: Vec::new(),
+            kept: Vec::new(),
+            stages: Vec::new(),
             gate: FairGate::new(shares, kappa, fairness, charge),
             overbook: 1.0,
             scale: SrptScale::default(),
@@ -179,16 +230,25 @@ impl Tetris {
         *self.total.get_or_insert_with(|| view.caps.iter().fold(ResVec::ZERO, |a, c| a.add(c)))
     }
 
-    /// Tetris's choice among `cands`: alignment minus eps x remaining work over its mean (or max).
-    fn pick(&self, cands: &[Cand], taken: &HashMap<u32, f64>) -> usize {
-        let rem = |j: u32| (self.rem.get(&j).copied().unwrap_or(0.0) - taken.get(&j).copied().unwrap_or(0.0)).max(0.0);
+    /// Sets each candidate's remaining work: its job's, less what `taken` (this heartbeat's
+    /// choices so far) already took.
+    fn set_rem(&self, cands: &mut [Cand], taken: &HashMap<u32, f64>) {
+        for c in cands {
+            let done = if taken.is_empty() { 0.0 } else { taken.get(&c.job).copied().unwrap_or(0.0) };
+            c.rem = (self.rem.get(c.job as usize).copied().unwrap_or(0.0) - done).max(0.0);
+        }
+    }
+
+    /// Tetris's choice among `cands` (their `rem` set): alignment minus eps x remaining work over
+    /// its mean (or max).
+    fn pick(&self, cands: &[Cand]) -> usize {
         let norm = match self.scale {
-            SrptScale::Max => cands.iter().map(|c| rem(c.job)).fold(0.0, f64::max),
-            SrptScale::Mean => cands.iter().map(|c| rem(c.job)).sum::<f64>() / cands.len() as f64,
+            SrptScale::Max => cands.iter().map(|c| c.rem).fold(0.0, f64::max),
+            SrptScale::Mean => cands.iter().map(|c| c.rem).sum::<f64>() / cands.len() as f64,
         };
         let eps = cands.iter().map(|c| c.align).sum::<f64>() / cands.len() as f64;
         best(cands, |c: &Cand| {
-            let r = if norm > 0.0 { rem(c.job) / norm } else { 0.0 };
+            let r = if norm > 0.0 { c.rem / norm } else { 0.0 };
             c.align - eps * r
         })
     }
@@ -202,7 +262,10 @@ impl Policy for Tetris {
     fn job_arrived(&mut self, view: &View, job: u32) {
         let total = self.total(view);
         let w = (0..view.dag(job).len() as u32).map(|t| work(view, &total, job, t)).sum();
-        self.rem.insert(job, w);
+        if self.rem.len() <= job as usize {
+            self.rem.resize(job as usize + 1, 0.0);
+        }
+        self.rem[job as usize] = w;
         self.gate.ensure_group(view, view.queue(job) as usize);
         self.gate.arrived(view);
     }
@@ -223,17 +286,15 @@ impl Policy for Tetris {
                 }
             }
         }
-        let mut chosen = HashSet::new();
+        let mut chosen = Chosen::default();
         // Work of the tasks chosen in this heartbeat, not launched yet.
         let mut taken: HashMap<u32, f64> = HashMap::new();
         let mut cands = std::mem::take(&mut self.cands);
+        let mut kept = std::mem::take(&mut self.kept);
+        candidates(view, &cap, &left, &mut self.stages, &mut cands);
         self.gate.begin(view);
-        loop {
-            candidates(view, &cap, &left, &chosen, &mut cands);
-            if cands.is_empty() {
-                break;
-            }
-            if self.gate.enabled() {
+        while !cands.is_empty() {
+            let i = if self.gate.enabled() {
                 // The bound: keep only the candidates the gate allows (strict, else fallback).
                 let mut groups = vec![false; self.gate.deficits().len()];
                 for c in &cands {
@@ -244,24 +305,28 @@ impl Policy for Tetris {
                 let set = self.gate.contending(groups);
                 let charge = |c: &Cand| self.gate.charge_of(view, &total, c.job, c.task);
                 let ok = |c: &Cand, strict| self.gate.allowed(set, view.queue(c.job) as usize, charge(c), strict);
-                let strict: Vec<Cand> = cands.iter().copied().filter(|c| ok(c, true)).collect();
-                let kept =
-                    if strict.is_empty() { cands.iter().copied().filter(|c| ok(c, false)).collect() } else { strict };
+                kept.clear();
+                kept.extend(cands.iter().copied().filter(|c| ok(c, true)));
+                if kept.is_empty() {
+                    kept.extend(cands.iter().copied().filter(|c| ok(c, false)));
+                }
                 if kept.is_empty() {
                     break;
                 }
-                cands = kept;
-                let c = cands[self.pick(&cands, &taken)];
+                self.set_rem(&mut kept, &taken);
+                let c = kept[self.pick(&kept)];
                 let f = self.gate.charge_of(view, &total, c.job, c.task);
                 self.gate.chose(TaskRef { job: c.job, task: c.task }, view.queue(c.job) as usize, f, set);
-                *taken.entry(c.job).or_insert(0.0) += work(view, &total, c.job, c.task);
-                take(view, &c, &mut left, &mut chosen, out);
-                continue;
-            }
-            let c = cands[self.pick(&cands, &taken)];
+                cands.iter().position(|x| x.job == c.job && x.task == c.task).expect("a kept candidate is a candidate")
+            } else {
+                self.set_rem(&mut cands, &taken);
+                self.pick(&cands)
+            };
+            let c = cands[i];
             *taken.entry(c.job).or_insert(0.0) += work(view, &total, c.job, c.task);
-            take(view, &c, &mut left, &mut chosen, out);
+            take(view, &cap, &mut cands, i, &mut left, &mut chosen, out);
         }
+        self.kept = kept;
         self.cands = cands;
     }
 
@@ -271,7 +336,7 @@ impl Policy for Tetris {
             let f = self.gate.charge_of(view, &total, t.job, t.task);
             self.gate.launched(view, &total, t, view.queue(t.job) as usize, f);
         }
-        if let Some(r) = self.rem.get_mut(&t.job) {
+        if let Some(r) = self.rem.get_mut(t.job as usize) {
             *r = (*r - work(view, &total, t.job, t.task)).max(0.0);
         }
     }
@@ -279,7 +344,9 @@ impl Policy for Tetris {
     fn finished(&mut self, view: &View, t: TaskRef) {
         self.gate.finished(view, t);
         if view.job_state(t.job).left == 0 {
-            self.rem.remove(&t.job);
+            if let Some(r) = self.rem.get_mut(t.job as usize) {
+                *r = 0.0;
+            }
         }
     }
 }
@@ -294,18 +361,21 @@ mod tests {
     /// 4 - 4.995 against 1 - 0.005: the paper's scaling lets the short job through.
     #[test]
     fn the_srpt_scale_decides_between_alignment_and_work_left() {
-        let cands = [Cand { job: 1, task: 0, align: 4.0 }, Cand { job: 2, task: 0, align: 1.0 }];
+        let mut cands = [
+            Cand { job: 1, stage: 0, task: 0, align: 4.0, rem: 0.0 },
+            Cand { job: 2, stage: 0, task: 0, align: 1.0, rem: 0.0 },
+        ];
         let mut t = Tetris::new().with_srpt_scale(SrptScale::Max);
-        t.rem.insert(1, 1000.0);
-        t.rem.insert(2, 1.0);
-        assert_eq!(t.pick(&cands, &HashMap::new()), 0);
+        t.rem = vec![0.0, 1000.0, 1.0];
+        t.set_rem(&mut cands, &HashMap::new());
+        assert_eq!(t.pick(&cands), 0);
         let t = Tetris { scale: SrptScale::Mean, ..t };
-        assert_eq!(t.pick(&cands, &HashMap::new()), 1);
+        assert_eq!(t.pick(&cands), 1);
         // The default is the paper's scaling.
         assert_eq!(Tetris::new().scale, SrptScale::Mean);
         // What this heartbeat already took from job 1 counts as done: with 999.5 of its work
         // taken, job 1 has less left than job 2 and wins under either scale.
-        let taken = HashMap::from([(1, 999.5)]);
-        assert_eq!(t.pick(&cands, &taken), 0);
+        t.set_rem(&mut cands, &HashMap::from([(1, 999.5)]));
+        assert_eq!(t.pick(&cands), 0);
     }
 }

@@ -2,13 +2,18 @@
 //! policy can find the next stage (in stage order) whose first task fits a machine's free
 //! resources in logarithmic time instead of trying every runnable stage.
 //!
+//! Every resource is indexed; the caller says what fits by the query vector it passes: the
+//! free amount of each resource its fit test reads, +inf for one it does not (a stage-order
+//! policy that checks only the hard resources passes +inf for the overbookable ones; Tetris,
+//! which checks every resource, passes what is free of each). See `crate::online::FitQuery`.
+//!
 //! Why: policies that take tasks in stage order (FIFO, DRF, the Capacity Scheduler) stop at the
 //! first task of a stage that does not fit and go on to the next stage. On a DAG of thousands
 //! of one-task stages nearly all of them are tried, and fail, at every heartbeat of a busy
 //! machine: the replay's cost grew with the runnable set instead of with the tasks launched.
 //!
 //! A segment tree over the DAG's stages: a leaf holds the requested demand of its stage's
-//! lowest runnable task on the hard (never overbooked) resources, or NaN when the stage has no
+//! lowest runnable task, or NaN when the stage has no
 //! runnable task (NaN, not +inf: it fits nothing, not even an unbounded free amount, and
 //! `f64::min` passes over it); an inner node the componentwise minimum of its leaves. A subtree whose
 //! minimum does not fit holds no stage whose first task fits (the fit test is a per-resource
@@ -24,7 +29,7 @@ pub const SCAN_AT_MOST: usize = 16;
 
 /// See the module documentation.
 pub struct FitIndex {
-    /// The hard resources, in order: the only ones the fit test reads.
+    /// The indexed resources, in order.
     dims: Vec<usize>,
     /// Leaves (a power of two, at least the stage count).
     width: usize,
@@ -34,7 +39,7 @@ pub struct FitIndex {
 }
 
 impl FitIndex {
-    /// An index of `stages` stages, none runnable, over the hard resources `dims`.
+    /// An index of `stages` stages, none runnable, over the resources `dims`.
     pub fn new(stages: usize, dims: Vec<usize>) -> FitIndex {
         let width = stages.max(1).next_power_of_two();
         let min = vec![f64::NAN; 2 * width * dims.len()];
@@ -61,11 +66,11 @@ impl FitIndex {
         }
     }
 
-    /// The lowest stage `>= from` whose leaf fits `free` (as [`crate::online::fits`] tests a
-    /// demand: every hard resource within its free amount), if any.
+    /// The lowest stage `>= from` whose leaf fits `free` (every indexed resource within its
+    /// free amount, as [`crate::online::fits`] tests a demand; +inf fits anything), if any.
     pub fn next_fitting(&self, from: u32, free: &ResVec) -> Option<u32> {
         if self.dims.is_empty() {
-            // Nothing is hard: every runnable stage fits; the caller scans them in order.
+            // No resource: every runnable stage fits; the caller scans them in order.
             return None;
         }
         let from = from as usize;
@@ -98,6 +103,34 @@ impl FitIndex {
         }
         let mid = (lo + hi) / 2;
         self.find(2 * node, lo, mid, from, free).or_else(|| self.find(2 * node + 1, mid, hi, from, free))
+    }
+
+    /// Appends to `out`, in stage order, every stage whose leaf fits `free`: one walk of the
+    /// tree that enters only subtrees whose minimum fits, so a policy that wants every fitting
+    /// stage pays for them once instead of one search from the root each.
+    pub fn all_fitting(&self, free: &ResVec, out: &mut Vec<u32>) {
+        if self.dims.is_empty() {
+            return;
+        }
+        // An explicit stack (right child pushed first, so leaves come out in order): at most
+        // one pending right sibling per level, so 64 entries hold any tree.
+        let mut stack = [0usize; 65];
+        stack[0] = 1;
+        let mut len = 1;
+        while len > 0 {
+            len -= 1;
+            let node = stack[len];
+            if !self.fits(node, free) {
+                continue;
+            }
+            if node >= self.width {
+                out.push((node - self.width) as u32);
+            } else {
+                stack[len] = 2 * node + 1;
+                stack[len + 1] = 2 * node;
+                len += 2;
+            }
+        }
     }
 
     /// True when the index has resources to search by (else every stage "fits").
@@ -147,6 +180,13 @@ mod tests {
                 if dims.len() == 1 {
                     assert_eq!(idx.any_fits(&free), any, "seed {seed}");
                 }
+                let mut all = Vec::new();
+                idx.all_fitting(&free, &mut all);
+                let want: Vec<u32> = (0..n)
+                    .filter(|&i| leaves[i].as_ref().is_some_and(|d| fits(d, &free, &dims)))
+                    .map(|i| i as u32)
+                    .collect();
+                assert_eq!(all, want, "seed {seed}: every fitting stage, in order");
             }
         }
     }

@@ -148,9 +148,10 @@ impl<'a> View<'a> {
     }
 
     /// The lowest runnable stage `>= from` of `job` whose lowest runnable task's requested
-    /// demand fits `free` on every hard resource (as [`crate::online::fits`]), found in
-    /// logarithmic time by the job's [`fit_index::FitIndex`]; `None` when there is none or the
-    /// job keeps no index (see [`JobState::fit_index`]).
+    /// demand fits the query `free` on every resource (+inf where the caller's fit test does
+    /// not look: [`crate::online::FitQuery`]), found in logarithmic time by the job's
+    /// [`fit_index::FitIndex`]; `None` when there is none or the job keeps no index (see
+    /// [`JobState::fit_index`]).
     pub fn next_fitting_stage(&self, job: u32, from: u32, free: &ResVec) -> Option<u32> {
         self.jobs[job as usize].fit_index().and_then(|idx| idx.next_fitting(from, free))
     }
@@ -675,9 +676,8 @@ impl<'w> Sim<'w> {
         debug_assert_eq!(self.jobs.len(), j as usize, "arrivals are in job order");
         let mut st = JobState::new(dag);
         if !without_fit_index() {
-            let hard = self.cluster.hard_mask();
-            let hard_dims = (0..self.cluster.resources.len()).filter(|&r| hard[r]).collect();
-            st.index_fits(dag, self.factors[j as usize].iter().map(|f| f.1).collect(), hard_dims);
+            let dims = (0..self.cluster.resources.len()).collect();
+            st.index_fits(dag, self.factors[j as usize].iter().map(|f| f.1).collect(), dims);
         }
         if st.runnable_count > 0 {
             self.runnable_jobs += 1;
@@ -890,8 +890,10 @@ mod tests {
         pub(super) static NO_FIT_INDEX: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
 
-    /// Replays of stage-order policies (fifo, drf, cs and its YARN mechanics, the hybrids) give
-    /// the same runs with the fit index as with the scan of every runnable stage it replaces:
+    /// Replays of every policy that reads the fit index (the stage-order ones: fifo, drf, cs
+    /// and its YARN mechanics, graphene+cs; and the scoring ones: tetris with and without
+    /// fairness and overbooking, graphene+tetris, graphene with its own and the paper's rules)
+    /// give the same runs with the index as with the scan of every runnable stage it replaces:
     /// on wide random DAGs (stages with random parent sets, so hundreds are runnable at once),
     /// tasks of one stage with different demands (so a stage's first task is not every task),
     /// two queues, cpu and memory hard and disk overbookable, with and without misestimation.
@@ -923,6 +925,11 @@ mod tests {
             let plain = SimConfig { seed, ..SimConfig::default() };
             let periodic = SimConfig { periodic_only: true, ..plain.clone() };
             let mis = SimConfig { misestimate: Some((-0.5, 0.5)), ..plain.clone() };
+            let mut fair_tetris = settings.clone();
+            fair_tetris.tetris_kappa = Some(0.1);
+            fair_tetris.tetris_overbook = 1.2;
+            let mut paper = settings.clone();
+            paper.graphene.paper_rules = true;
             let cases = [
                 ("fifo", &settings, &plain),
                 ("fifo", &settings, &mis),
@@ -934,6 +941,12 @@ mod tests {
                 ("cs", &tez, &plain),
                 ("graphene+cs", &settings, &plain),
                 ("graphene", &settings, &plain),
+                ("graphene", &settings, &mis),
+                ("graphene", &paper, &plain),
+                ("tetris", &settings, &plain),
+                ("tetris", &settings, &mis),
+                ("tetris", &fair_tetris, &plain),
+                ("graphene+tetris", &settings, &plain),
             ];
             let mut launched = 0;
             for (name, s, cfg) in cases {
@@ -950,7 +963,7 @@ mod tests {
                 assert_eq!(key(&indexed), key(&scanned), "seed {seed}, {name}: the runs differ");
                 launched += indexed.runs.len();
             }
-            assert!(launched > 10 * 500, "seed {seed}: {launched} runs");
+            assert!(launched > 16 * 500, "seed {seed}: {launched} runs");
         }
     }
     use crate::model::{ClusterSpec, DagBuilder, Job, StageSpec, TaskSpec};

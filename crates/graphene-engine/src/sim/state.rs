@@ -100,9 +100,9 @@ impl JobState {
 
     /// Keeps the runnable stages indexed by the requested demand of their lowest runnable task
     /// (`demand_factors[s]` scales stage `s`'s demands, as the policies see them), over the
-    /// resources `hard_dims`, until the job finishes. See [`FitIndex`].
-    pub fn index_fits(&mut self, dag: &Dag, demand_factors: Vec<f64>, hard_dims: Vec<usize>) {
-        self.fit = Some((FitIndex::new(dag.stages.len(), hard_dims), demand_factors));
+    /// resources `dims`, until the job finishes. See [`FitIndex`].
+    pub fn index_fits(&mut self, dag: &Dag, demand_factors: Vec<f64>, dims: Vec<usize>) {
+        self.fit = Some((FitIndex::new(dag.stages.len(), dims), demand_factors));
         for i in 0..self.runnable_stages.len() {
             self.refresh_fit(dag, self.runnable_stages[i]);
         }
@@ -113,9 +113,9 @@ impl JobState {
         self.fit.as_ref().map(|(f, _)| f).filter(|f| f.is_useful())
     }
 
-    /// False when no runnable task's lowest-in-stage demand fits `free` on the hard resources
-    /// (by the index's root; true without an index): a stage-order policy has nothing to take
-    /// from this job for a machine with `free`, unless it already chose one of its tasks.
+    /// False when no runnable stage's lowest task fits the query `free` (by the index's root;
+    /// true without an index): a policy has nothing to take from this job for a machine with
+    /// `free`, unless it already chose one of its tasks.
     pub fn may_fit(&self, free: &crate::model::ResVec) -> bool {
         self.fit.as_ref().is_none_or(|(f, _)| f.any_fits(free))
     }
@@ -127,6 +127,11 @@ impl JobState {
             let demand = head.map(|&t| dag.tasks[t as usize].demand.scale(factors[s as usize]));
             fit.set(s, demand.as_ref());
         }
+    }
+
+    /// True when every task of stage `s` has finished (its all-to-all children are released).
+    pub fn stage_done(&self, s: u32) -> bool {
+        self.stage_left.get(s as usize).is_some_and(|&n| n == 0)
     }
 
     /// Runnable tasks of stage `s`, lowest id last.
