@@ -17,10 +17,16 @@ impl Policy for Fifo {
         true
     }
 
+    /// Every active job in arrival order takes what fits; the index of jobs
+    /// ([`View::next_job_may_fit`]) passes over those that have nothing that fits, so a
+    /// heartbeat costs the jobs it takes from, not every active job. (A job visited once is
+    /// never visited again, so none has a task in `out` when it is reached.)
     fn assign(&mut self, view: &View, _machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
         let mut left = *free;
-        for &job in view.active() {
+        let mut from = 0;
+        while let Some(job) = view.next_job_may_fit(from, &fit_query::hard(view, &left)) {
             fill_from_job(view, job, &mut left, out, usize::MAX);
+            from = job + 1;
         }
     }
 }

@@ -80,6 +80,18 @@ impl FitIndex {
         self.find(1, 0, self.width, from, free).map(|s| s as u32)
     }
 
+    /// The root: the componentwise minimum of the runnable stages' leaves (NaN on a resource
+    /// when no stage is runnable, or the resource is not indexed).
+    pub fn root(&self) -> ResVec {
+        let mut v = ResVec::ZERO;
+        v.0.iter_mut().for_each(|x| *x = f64::NAN);
+        let k = self.dims.len();
+        for (i, &r) in self.dims.iter().enumerate() {
+            v.0[r] = self.min[k + i];
+        }
+        v
+    }
+
     /// False when no stage's leaf fits `free` (by the root's componentwise minimum alone, so
     /// with two or more resources it may say true although none fits): a policy passes over a
     /// job at once when it says false.

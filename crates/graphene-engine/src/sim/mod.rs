@@ -21,6 +21,7 @@ mod state;
 // trace generators make its samples); the simulator draws from it.
 pub use crate::formats::waves;
 
+use fit_index::FitIndex;
 pub use policy::{Policy, TaskRef};
 pub use state::{JobState, TaskState};
 
@@ -103,6 +104,7 @@ pub struct View<'a> {
     workload: &'a Workload,
     jobs: &'a [JobState],
     active: &'a [u32],
+    job_fits: Option<&'a FitIndex>,
     queue_of: &'a [u32],
     factors: &'a [Vec<(f64, f64)>],
     machines: &'a [Machine],
@@ -154,6 +156,21 @@ impl<'a> View<'a> {
     /// [`JobState::fit_index`]).
     pub fn next_fitting_stage(&self, job: u32, from: u32, free: &ResVec) -> Option<u32> {
         self.jobs[job as usize].fit_index().and_then(|idx| idx.next_fitting(from, free))
+    }
+
+    /// The lowest active job `>= from`, in arrival order, that may have a runnable stage whose
+    /// lowest task fits the query `free` (by the componentwise minimum over its stages, as
+    /// [`JobState::may_fit`]: a job it passes over has none), found in logarithmic time by the
+    /// replay's index of jobs; every active job `>= from` when the replay keeps none. So a
+    /// policy that walks the jobs in arrival order pays for the ones that can take something.
+    pub fn next_job_may_fit(&self, from: u32, free: &ResVec) -> Option<u32> {
+        match self.job_fits {
+            Some(idx) => idx.next_fitting(from, free),
+            None => {
+                let i = self.active.partition_point(|&j| j < from);
+                self.active.get(i).copied()
+            }
+        }
     }
 
     /// The demand the policy believes `t` has (and will be allocated).
@@ -271,6 +288,9 @@ struct Machine {
     last: Option<(u32, u32)>,
     /// With waves: when the machine last became empty.
     freed_at: f64,
+    /// The progress rate every running task has (but one just launched, before
+    /// [`Sim::rerate`] sets it): a rerate that keeps it touches only the new task.
+    rate: f64,
 }
 
 /// The state of the wave model during a replay ([`SimConfig::waves`]).
@@ -290,6 +310,10 @@ struct Sim<'w> {
     events: BinaryHeap<Timed>,
     jobs: Vec<JobState>,
     active: Vec<u32>,
+    /// The active jobs by the componentwise minimum of their runnable stages' first demands
+    /// (each job's fit index's root): [`View::next_job_may_fit`]. `None` when the jobs keep no
+    /// fit index.
+    job_fits: Option<FitIndex>,
     queue_of: Vec<u32>,
     factors: Vec<Vec<(f64, f64)>>,
     machines: Vec<Machine>,
@@ -430,6 +454,8 @@ fn run_inner(
         events: BinaryHeap::new(),
         jobs: Vec::with_capacity(workload.jobs.len()),
         active: Vec::new(),
+        job_fits: (!without_fit_index() && !cluster.resources.is_empty())
+            .then(|| FitIndex::new(workload.jobs.len(), (0..cluster.resources.len()).collect())),
         queue_of,
         factors,
         machines: cluster
@@ -443,6 +469,7 @@ fn run_inner(
                 idle_at: None,
                 last: None,
                 freed_at: 0.0,
+                rate: 1.0,
             })
             .collect(),
         runs: Vec::new(),
@@ -654,6 +681,13 @@ impl<'w> Sim<'w> {
         self.events.push(Timed { time, seq: self.seq, event });
     }
 
+    /// Job `j`'s leaf in the index of jobs follows its fit index's root.
+    fn refresh_job_fit(&mut self, j: u32) {
+        if let Some(idx) = &mut self.job_fits {
+            idx.set(j, Some(&self.jobs[j as usize].fit_root()));
+        }
+    }
+
     fn view(&self) -> View<'_> {
         View {
             now: self.now,
@@ -663,6 +697,7 @@ impl<'w> Sim<'w> {
             workload: self.workload,
             jobs: &self.jobs,
             active: &self.active,
+            job_fits: self.job_fits.as_ref(),
             queue_of: &self.queue_of,
             factors: &self.factors,
             machines: &self.machines,
@@ -683,6 +718,7 @@ impl<'w> Sim<'w> {
             self.runnable_jobs += 1;
         }
         self.jobs.push(st);
+        self.refresh_job_fit(j);
         self.active.push(j);
         self.changes += 1;
         policy.job_arrived(&self.view(), j);
@@ -750,6 +786,7 @@ impl<'w> Sim<'w> {
         if had && st.runnable_count == 0 {
             self.runnable_jobs -= 1;
         }
+        self.refresh_job_fit(t.job);
         let task = &dag.tasks[t.task as usize];
         let now = self.now;
         let speed = speed_of(&self.cfg.speeds, k);
@@ -790,7 +827,16 @@ impl<'w> Sim<'w> {
         let now = self.now;
         let mut pending = Vec::new();
         let mach = &mut self.machines[k];
-        for (i, run) in mach.running.iter_mut().enumerate() {
+        // Every task but the new one runs at `mach.rate`: when the rate stays, only the new
+        // task needs an event (the loop below would find no other task to change).
+        let unchanged = mach.rate == rate;
+        mach.rate = rate;
+        let (skip, take) = match (unchanged, new) {
+            (true, Some(i)) => (i, 1),
+            (true, None) => (0, 0),
+            (false, _) => (0, usize::MAX),
+        };
+        for (i, run) in mach.running.iter_mut().enumerate().skip(skip).take(take) {
             if run.rate != rate || Some(i) == new {
                 run.remaining -= (now - run.since) * run.rate;
                 run.remaining = run.remaining.max(0.0);
@@ -826,7 +872,9 @@ impl<'w> Sim<'w> {
         if !had && st.runnable_count > 0 {
             self.runnable_jobs += 1;
         }
-        if st.finish.is_some() {
+        let finished = st.finish.is_some();
+        self.refresh_job_fit(job);
+        if finished {
             self.done_jobs += 1;
             if let Some(pos) = self.active.iter().position(|&a| a == job) {
                 self.active.remove(pos);

@@ -113,6 +113,19 @@ impl JobState {
         self.fit.as_ref().map(|(f, _)| f).filter(|f| f.is_useful())
     }
 
+    /// The componentwise minimum of the runnable stages' lowest demands ([`FitIndex::root`]),
+    /// while the job keeps an index; NaN throughout when it keeps none (finished).
+    pub fn fit_root(&self) -> crate::model::ResVec {
+        match &self.fit {
+            Some((f, _)) => f.root(),
+            None => {
+                let mut v = crate::model::ResVec::ZERO;
+                v.0.iter_mut().for_each(|x| *x = f64::NAN);
+                v
+            }
+        }
+    }
+
     /// False when no runnable stage's lowest task fits the query `free` (by the index's root;
     /// true without an index): a policy has nothing to take from this job for a machine with
     /// `free`, unless it already chose one of its tasks.
