@@ -56,7 +56,7 @@
 
 use std::collections::HashMap;
 
-use super::{fit_query, fits, relative, serve_queues, FittingStages, Policy, TaskRef};
+use super::{fit_query, fits, next_job_to_try, relative, serve_queues, FittingStages, Policy, TaskRef};
 use crate::model::{paths, ResVec, MAX_RESOURCES};
 use crate::sim::{TaskState, View};
 
@@ -377,7 +377,22 @@ impl CsQueues {
                     Some(f) => this.share_of(view, &used[q], cm) > f * this.shares[q] + 1e-9,
                     None => false,
                 };
-                for &job in view.active() {
+                // Without AM containers or reservations a job gives a task only if one of its
+                // stages fits (or it holds a task chosen in this heartbeat): the index of jobs
+                // passes over the others. With them every job is visited, as a job may ask for
+                // its master or reserve the machine.
+                let plain = this.yarn.am.is_none() && !this.yarn.reserve;
+                let (mut from, mut pos) = (0u32, 0usize);
+                loop {
+                    let job = if plain {
+                        let Some(j) = next_job_to_try(view, from, left, out) else { break };
+                        from = j + 1;
+                        j
+                    } else {
+                        let Some(&j) = view.active().get(pos) else { break };
+                        pos += 1;
+                        j
+                    };
                     if view.queue(job) as usize != q {
                         continue;
                     }

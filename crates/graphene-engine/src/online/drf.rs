@@ -9,7 +9,7 @@
 //! is about what a queue holds, not what a machine can squeeze in.
 
 use super::fifo::fill_from_job;
-use super::{relative, serve_queues, Policy, TaskRef};
+use super::{next_job_to_try, relative, serve_queues, Policy, TaskRef};
 use crate::model::ResVec;
 use crate::sim::View;
 
@@ -63,7 +63,9 @@ impl Policy for Drf {
             &mut state,
             |(_, alloc), q| relative(dominant(&alloc[q], &total, view.dims), self.shares[q]),
             |(left, alloc), q| {
-                for &job in view.active() {
+                let mut from = 0;
+                while let Some(job) = next_job_to_try(view, from, left, out) {
+                    from = job + 1;
                     if view.queue(job) as usize == q && fill_from_job(view, job, left, out, 1) == 1 {
                         let t = *out.last().expect("just pushed");
                         alloc[q].add_assign(&view.requested(t.job, t.task));

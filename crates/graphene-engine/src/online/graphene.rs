@@ -3,7 +3,8 @@
 //! At a heartbeat of machine m with free vector A:
 //! * Candidates are stage-level: for every runnable stage of every active job, its lowest-id
 //!   runnable task stands for the stage (tasks of a stage share code and, in the traces we
-//!   replay, demands), so a heartbeat costs O(runnable stages), not O(runnable tasks). A
+//!   replay, demands). The stages whose task fits are found by the jobs' fit indexes, so a
+//!   pass costs the fitting stages, not every runnable one (nor every runnable task). A
 //!   candidate must fit A on hard resources; overbookable resources may be allocated up to
 //!   `overbook` x capacity (and a task may always take an overbookable resource that nothing on
 //!   the machine uses yet, so a task bigger than the allowance can never starve).
@@ -15,7 +16,8 @@
 //!   not-yet-launched tasks of estimated duration x (sum over resources of requested demand /
 //!   cluster total), kept incrementally. priScore' = priScore(t) / frontier(job). priScore comes
 //!   from [`PriorityCache`]. frontier(job) is the largest priScore among the tasks the job would
-//!   launch next (one per runnable stage, fitting or not). Why divide: priScore is a rank inside
+//!   launch next (one per runnable stage, fitting or not), kept per job in a max tree of its
+//!   runnable stages ([`HeadMax`]) as tasks launch and finish. Why divide: priScore is a rank inside
 //!   one job's preferred schedule ("the k-th task of its DAG"). Raw ranks mean nothing across
 //!   jobs. With raw ranks, a job that has started scores lower than an identical job that has
 //!   not, so identical jobs interleave and neither keeps its preferred order: the motivating pair

@@ -291,6 +291,20 @@ impl FittingStages {
     }
 }
 
+/// The next active job `>= from`, in arrival order, that a stage-order policy must try for a
+/// machine with `left` free (hard resources, [`fits`]): one the index of jobs says may have a
+/// stage that fits ([`View::next_job_may_fit`]), or one holding a task in `chosen` (taken
+/// earlier in this heartbeat, so its next task is not what the index holds). Every other job
+/// would give nothing.
+pub(crate) fn next_job_to_try(view: &View, from: u32, left: &ResVec, chosen: &[TaskRef]) -> Option<u32> {
+    let by_index = view.next_job_may_fit(from, &fit_query::hard(view, left));
+    let by_chosen = chosen.iter().map(|t| t.job).filter(|&j| j >= from).min();
+    match (by_index, by_chosen) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// Appends to `out`, in stage order, the runnable stages of `job` whose lowest runnable task
 /// fits the fit query `query` ([`fit_query`]): by one walk of the job's fit index, or every
 /// runnable stage when the job has few (or no index), for the caller to test. For a policy that

@@ -31,8 +31,15 @@
 //!
 //! Candidates are stage-level: in every runnable stage, the lowest-id runnable task not chosen
 //! yet in this heartbeat stands for the stage (tasks of a stage share their demand in the
-//! traces we replay), so a pass costs O(runnable stages). Ties: earlier job (arrival order),
-//! then lower stage. One pass per launched task; the heartbeat ends when nothing fits.
+//! traces we replay). Ties: earlier job (arrival order), then lower stage. One pass per
+//! launched task; the heartbeat ends when nothing fits.
+//!
+//! Cost: the fitting stages are found once per heartbeat by the jobs' fit indexes (not by
+//! trying every runnable stage), and after each pick the list is only filtered (what is left
+//! of the machine shrinks, so nothing that did not fit comes back) and the picked stage's next
+//! task takes its place. A pass still reads every candidate: eps and the remaining-work scale
+//! are means over all of them, so the pick depends on each, and any shortcut that summed them
+//! in another order would change picks by rounding.
 
 use std::collections::HashMap;
 
