@@ -242,6 +242,8 @@ def execute(
     if client is None:
         own = local_cluster(spec, hard, processes=bool(processes) if processes is not None else payload == "cpu-burn")
         client = Client(own)
+        if _has_bokeh():
+            _log.info("graphene: the Dask dashboard of this run is at %s", client.dashboard_link)
     elif isinstance(client, str):
         client = Client(client)
         own = client
@@ -417,8 +419,8 @@ class Plan:
     annotation); the object itself is that function of a key (0 for keys it does not know), so
     it can be given as ``dask.annotate(priority=plan)`` or ``client.compute(..., priority=plan)``.
     ``stages``: graphene stage id -> the Dask task group it stands for; ``durations``: seconds per
-    key prefix and where each came from (``"scheduler"``, ``"task-stream"``, ``"given"`` or
-    ``"estimated"``); ``estimated``: the prefixes whose durations were estimated; ``dag`` and
+    key prefix and where each came from (``"scheduler"``, ``"task-stream"``, ``"given"``,
+    ``"config"``: Dask's ``distributed.scheduler.default-task-durations``, or ``"estimated"``); ``estimated``: the prefixes whose durations were estimated; ``dag`` and
     ``cluster``: what graphene planned on; ``schedule``: graphene's schedule of it; ``nbytes``: the
     mean result size in bytes per prefix of the graph where Dask measured one (reported, not
     planned: Dask does not hold tasks to a memory limit)."""
@@ -720,6 +722,15 @@ def _scheduler_state(dask_scheduler: Any = None) -> Dict[str, Any]:
 def _measured(client: Any, task_stream: Any, durations: Optional[Mapping[str, float]]) -> Tuple[Dict[str, Tuple[float, str]], Dict[str, float]]:
     out: Dict[str, Tuple[float, str]] = {}
     nbytes: Dict[str, float] = {}
+    # What the scheduler starts a prefix it has never run with (Dask's own config), below any
+    # measurement.
+    import dask  # noqa: PLC0415
+    from dask.utils import parse_timedelta  # noqa: PLC0415
+
+    for p, v in (dask.config.get("distributed.scheduler.default-task-durations", None) or {}).items():
+        secs = parse_timedelta(v, default="s")
+        if secs and secs > 0:
+            out[str(p)] = (float(secs), "config")
     if client is not None:
         st = client.run_on_scheduler(_scheduler_state)
         out.update({p: (v, "scheduler") for p, v in st["durations"].items() if v > 0})
@@ -759,7 +770,9 @@ def plan(
 
     Durations per key prefix come from ``durations`` (seconds), else a run's ``task_stream``
     (``client.get_task_stream()`` or its records), else the scheduler's duration averages of
-    earlier runs (with ``client``); the rest are estimated (``Plan.estimated`` names them).
+    earlier runs (with ``client``), else Dask's ``distributed.scheduler.default-task-durations``
+    config (what the scheduler assumes for a prefix it has never run); the rest are estimated
+    (``Plan.estimated`` names them).
     A task's ``resources=`` annotation is its demand besides one thread; a resource no worker
     holds raises :class:`DaskRunError` naming it. ``scheduler`` and the other options are
     :func:`graphene_sched.build_schedule`'s search options (``improve=0``: the constructor
