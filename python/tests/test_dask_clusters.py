@@ -15,6 +15,7 @@ pytest.importorskip("distributed")
 import dask  # noqa: E402
 from distributed import Client, LocalCluster, Scheduler, SpecCluster, Worker  # noqa: E402
 
+import graphene_sched  # noqa: E402
 import graphene_sched.dask as gd  # noqa: E402
 
 from test_dask_collections import recorder  # noqa: E402
@@ -178,3 +179,53 @@ def test_the_plugin_plans_heterogeneous_workers_as_the_scheduler_sees_them():
     assert p_het["calibrate"] > p_het["publish"]
     assert p_hom["render"] > p_hom["calibrate"]
     assert p_hom["train"] > p_hom["calibrate"] > p_hom["publish"]
+
+
+# Three GPU tasks on one GPU slot, each with a chain of CPU steps after it (1 s each): g0 has
+# none, g1 two, g2 one. The only 3 s order runs the GPU tasks longest tail first: g1 (ends at 1,
+# its tail at 3), g2 (2, 3), g0 (3); any other order leaves a tail running past 3. With a stage
+# per task group the tails' first steps (2 tasks) depend on the GPU stage (3 tasks) all-to-all,
+# which hides which GPU task has the long tail: that plan waits for every GPU task (5 s).
+TAIL_DURATIONS = {"g": "1s", "tail": "1s"}
+
+
+def tails_graph():
+    d = dask.delayed
+    with dask.annotate(resources={"GPU": 1}):
+        gs_ = [d(nap)(0.0, dask_key_name=("g", i)) for i in range(3)]
+    ends = []
+    for i, n in enumerate([0, 2, 1]):
+        x = gs_[i]
+        for j in range(n):
+            x = d(nap)(0.0, x, dask_key_name=("tail", i, j))
+        ends.append(x)
+    return tuple(ends)
+
+
+def test_a_stage_per_key_sees_each_gpu_tasks_own_tail():
+    cluster = {"machines": [{"count": 1, "capacity": {"cpu": 4, "GPU": 1}}], "overbook": []}
+    dur = {"g": 1.0, "tail": 1.0}
+    keys = gd.plan(*tails_graph(), cluster=cluster, durations=dur, stages="keys")
+    assert keys.schedule.makespan == pytest.approx(3.0)
+    assert keys.priorities[("g", 1)] > keys.priorities[("g", 2)] > keys.priorities[("g", 0)]
+    assert len(keys.stages) == 6 and keys.stages["s0"] in {str(k) for k in keys.priorities}
+    groups = gd.plan(*tails_graph(), cluster=cluster, durations=dur)
+    assert groups.schedule.makespan == pytest.approx(5.0)
+    with pytest.raises(graphene_sched.UsageError, match=r"^stages 'tasks' must be groups or keys$"):
+        gd.plan(*tails_graph(), cluster=cluster, stages="tasks")
+    with pytest.raises(graphene_sched.UsageError, match=r"^stages 'tasks' must be groups or keys$"):
+        gd.GrapheneOrder(stages="tasks")
+
+    # The plugin with a stage per key, durations from Dask's config: the same priorities reach
+    # the scheduler, and prioritize gives the same results.
+    with dask.config.set({"distributed.scheduler.default-task-durations": TAIL_DURATIONS}):
+        with LocalCluster(n_workers=1, threads_per_worker=4, processes=False, dashboard_address=None, resources={"GPU": 1}) as lc:
+            with Client(lc) as client:
+                client.register_plugin(gd.GrapheneOrder(stages="keys"))
+                plan = gd.plan(*tails_graph(), client=client, stages="keys", improve=0)
+                assert plan.priorities == keys.priorities
+                read = recorder(client)
+                assert dask.compute(*tails_graph()) == (0.0, 0.0, 0.0)
+                seen = read()
+                assert {k: -pr[0] for k, pr in seen.items()} == plan.priorities
+                assert dask.compute(*gd.prioritize(*tails_graph(), plan=plan)) == (0.0, 0.0, 0.0)
