@@ -31,13 +31,23 @@ def get(url: str):
         return r.status, r.read().decode("utf-8", "replace")
 
 
+def held(name, value, *deps):
+    """Returns once the test sets the Dask Event `name` (so the run lasts until the test has read
+    the dashboard, however slow the machine)."""
+    from distributed import Event
+
+    assert Event(name).wait(timeout=120), f"event {name} never set"
+    return value + sum(deps)
+
+
 def slow_graph():
-    """A chain of 4 beside 6 independent tasks, each 0.3 s: about 1.2-2 s on two threads."""
+    """A chain of 4 beside 6 independent tasks; the chain's last task waits for the test."""
     d = dask.delayed
-    chain = d(nap)(0.3, dask_key_name="chain-0")
-    for i in range(1, 4):
-        chain = d(nap)(0.3, chain, dask_key_name=f"chain-{i}")
-    wide = [d(nap)(0.3, dask_key_name=("wide", i)) for i in range(6)]
+    chain = d(nap)(0.1, dask_key_name="chain-0")
+    for i in range(1, 3):
+        chain = d(nap)(0.1, chain, dask_key_name=f"chain-{i}")
+    chain = d(held)("graphene-dashboard-compute", 0.1, chain, dask_key_name="chain-3")
+    wide = [d(nap)(0.1, dask_key_name=("wide", i)) for i in range(6)]
     return d(sum)([chain, *wide], dask_key_name="total")
 
 
@@ -50,22 +60,23 @@ def test_the_dashboard_answers_during_a_prioritized_compute_and_an_execute():
         x = slow_graph()
         (y,) = gd.prioritize(x, client=client)
         fut = client.compute(y)
-        processing = []
-        while not fut.done():
-            counts = json.loads(get(base + "/json/counts.json")[1])
-            processing.append(counts["processing"])
-            # Bokeh's server builds each page's document from the live scheduler when it is
-            # requested: a 200 is the page working on graphene's priorities.
-            for page in ("/status", "/individual-task-stream", "/individual-progress", "/individual-graph"):
-                status, body = get(base + page)
-                assert status == 200 and "Bokeh" in body, page
-            status, body = get(base + "/info/task/chain-2.html")
-            assert status == 200 and "chain-2" in body
-            if len(processing) >= 2:
-                break
-        assert not fut.done(), "the run ended before the dashboard was read twice"
-        assert max(processing) >= 1  # the scheduler's counts while tasks ran
-        assert fut.result() == pytest.approx(0.3 * 10)
+        from distributed import Event
+
+        # Until chain-3 runs (and waits for the test), poll the scheduler's counts.
+        deadline = time.monotonic() + 120
+        while json.loads(get(base + "/json/counts.json")[1])["processing"] < 1:
+            assert time.monotonic() < deadline and not fut.done()
+            time.sleep(0.05)
+        # Bokeh's server builds each page's document from the live scheduler when it is
+        # requested: a 200 is the page working on graphene's priorities.
+        for page in ("/status", "/individual-task-stream", "/individual-progress", "/individual-graph"):
+            status, body = get(base + page)
+            assert status == 200 and "Bokeh" in body, page
+        status, body = get(base + "/info/task/chain-2.html")
+        assert status == 200 and "chain-2" in body
+        assert not fut.done()
+        Event("graphene-dashboard-compute", client=client).set()
+        assert fut.result(timeout=120) == pytest.approx(0.1 * 10)
 
         # graphene's execute on the same cluster, the dashboard read from the main thread while
         # execute waits in another.
@@ -82,19 +93,26 @@ def test_the_dashboard_answers_during_a_prioritized_compute_and_an_execute():
         box: dict = {}
         t = threading.Thread(
             target=lambda: box.update(
-                e=gd.execute(dag, client=client, payload={"a": lambda: nap(0.4), "b": lambda *xs: sum(xs)}, machines=2, capacity="cpu=1,mem=4")
+                e=gd.execute(
+                    dag,
+                    client=client,
+                    payload={"a": lambda: held("graphene-dashboard-execute", 0.4), "b": lambda *xs: sum(xs)},
+                    machines=2,
+                    capacity="cpu=1,mem=4",
+                    timeout=120,
+                )
             )
         )
         t.start()
-        answered = 0
-        while t.is_alive():
-            if json.loads(get(base + "/json/counts.json")[1])["processing"] >= 1:
-                status, body = get(base + "/status")
-                answered += status == 200 and "Bokeh" in body
+        deadline = time.monotonic() + 120
+        while json.loads(get(base + "/json/counts.json")[1])["processing"] < 1:
+            assert time.monotonic() < deadline and t.is_alive()
             time.sleep(0.05)
-        t.join()
+        status, body = get(base + "/status")
+        assert status == 200 and "Bokeh" in body and t.is_alive()
+        Event("graphene-dashboard-execute", client=client).set()
+        t.join(timeout=120)
         assert box["e"].results["b[0]"] == pytest.approx(1.6) and box["e"].validation.startswith("valid")
-        assert answered >= 1
 
     # execute's own LocalCluster has a dashboard too: a task of the run reads it.
     def read_dashboard():
