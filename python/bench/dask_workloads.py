@@ -214,7 +214,7 @@ def main() -> None:
                         assert _same(out, want), (name, order)
                         ms[order].append(secs)
                         mem[order].append(float(sampler.to_pandas().max().iloc[0]) / 2**20)
-                n_tasks = len(gd.plan(*colls, cluster={"machines": [{"count": 1, "capacity": {"cpu": 1, "GPU": 1}}]}, improve=0).priorities)
+                n_tasks = len(gd.plan(*colls, client=client, improve=0).priorities)
                 for order in orders:
                     m, s = statistics.mean(ms[order]), statistics.stdev(ms[order]) if a.reps > 1 else 0.0
                     mm, ss = statistics.mean(mem[order]), statistics.stdev(mem[order]) if a.reps > 1 else 0.0
