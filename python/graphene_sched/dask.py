@@ -242,6 +242,8 @@ def execute(
     if client is None:
         own = local_cluster(spec, hard, processes=bool(processes) if processes is not None else payload == "cpu-burn")
         client = Client(own)
+        if _has_bokeh():
+            _log.info("graphene: the Dask dashboard of this run is at %s", client.dashboard_link)
     elif isinstance(client, str):
         client = Client(client)
         own = client
@@ -417,8 +419,8 @@ class Plan:
     annotation); the object itself is that function of a key (0 for keys it does not know), so
     it can be given as ``dask.annotate(priority=plan)`` or ``client.compute(..., priority=plan)``.
     ``stages``: graphene stage id -> the Dask task group it stands for; ``durations``: seconds per
-    key prefix and where each came from (``"scheduler"``, ``"task-stream"``, ``"given"`` or
-    ``"estimated"``); ``estimated``: the prefixes whose durations were estimated; ``dag`` and
+    key prefix and where each came from (``"scheduler"``, ``"task-stream"``, ``"given"``,
+    ``"config"``: Dask's ``distributed.scheduler.default-task-durations``, or ``"estimated"``); ``estimated``: the prefixes whose durations were estimated; ``dag`` and
     ``cluster``: what graphene planned on; ``schedule``: graphene's schedule of it; ``nbytes``: the
     mean result size in bytes per prefix of the graph where Dask measured one (reported, not
     planned: Dask does not hold tasks to a memory limit)."""
@@ -576,9 +578,12 @@ def _plan(
     nbytes: Mapping[str, float],
     scheduler: str = "graphene",
     options: Optional[Mapping[str, Any]] = None,
+    granularity: str = "groups",
 ) -> Plan:
     """graphene's plan for a key graph: stages are Dask task groups (merged where groups depend
-    on each other both ways), keys their tasks."""
+    on each other both ways), keys their tasks; with ``stages="keys"`` every key is a stage."""
+    if granularity not in ("groups", "keys"):
+        raise UsageError(f"stages '{granularity}' must be groups or keys")
     if not deps:
         raise UsageError("the Dask graph has no tasks")
     group_of: Dict[Any, str] = {}
@@ -615,11 +620,16 @@ def _plan(
         stuck = sorted((k for k in deps if k not in level), key=str)[:3]
         raise UsageError(f"the Dask graph has a cycle through {', '.join(map(repr, stuck))}")
     # A stage per (component, level), named s0, s1, ...; its keys in natural (index) order.
-    stage_keys: Dict[Tuple[int, int], List[Any]] = {}
+    stage_keys: Dict[Tuple[int, ...], List[Any]] = {}
     for k in deps:
         stage_keys.setdefault((comp[group_of[k]], level[k]), []).append(k)
     for ks in stage_keys.values():
         ks.sort(key=lambda k: (group_of[k], _natural(k), str(k)))
+    if granularity == "keys":
+        # A stage per key (its group's stage and its index there): the dependencies exactly as
+        # Dask has them, where a group's stage would join sparse ones into all-to-all edges.
+        stage_keys = {(*c, i): [k] for c, ks in list(stage_keys.items()) for i, k in enumerate(ks)}
+    stage_of = {k: c for c, ks in stage_keys.items() for k in ks}
     members: Dict[int, List[str]] = {}
     for g in groups:
         members.setdefault(comp[g], []).append(g)
@@ -646,10 +656,10 @@ def _plan(
                 )
     names = sorted(declared)
     # Stages in a topological order (a DAG file lists parents first).
-    sedges: Dict[Tuple[int, int], Set[Tuple[int, int]]] = {c: set() for c in stage_keys}
+    sedges: Dict[Tuple[int, ...], Set[Tuple[int, ...]]] = {c: set() for c in stage_keys}
     for k, ds in deps.items():
         for d in ds:
-            a, b = (comp[group_of[d]], level[d]), (comp[group_of[k]], level[k])
+            a, b = stage_of[d], stage_of[k]
             if a != b:
                 sedges[a].add(b)
     sin = {c: 0 for c in stage_keys}
@@ -660,7 +670,7 @@ def _plan(
 
     heap = [(min(members[c[0]]), c[1], c) for c, n in sin.items() if n == 0]
     heapq.heapify(heap)
-    comps: List[Tuple[int, int]] = []
+    comps: List[Tuple[int, ...]] = []
     while heap:
         *_, c = heapq.heappop(heap)
         comps.append(c)
@@ -673,10 +683,10 @@ def _plan(
     stages = []
     for c in comps:
         ks = stage_keys[c]
-        parents: Dict[Tuple[int, int], Set[Any]] = {}
+        parents: Dict[Tuple[int, ...], Set[Any]] = {}
         for k in ks:
             for d in deps[k]:
-                pc = (comp[group_of[d]], level[d])
+                pc = stage_of[d]
                 if pc != c:
                     parents.setdefault(pc, set()).add((k, d))
         plist: List[Any] = []
@@ -701,6 +711,8 @@ def _plan(
         for i, k in enumerate(stage_keys[c]):
             priorities[k] = rank[f"{sid[c]}[{i}]"]
     names_of = {sid[c]: "+".join(members[c[0]]) + (f" (level {c[1]})" if c[1] else "") for c in comps}
+    if granularity == "keys":
+        names_of = {sid[c]: str(stage_keys[c][0]) for c in comps}
     used = set(prefix_of.values())
     return Plan(priorities, names_of, durations, estimated, dag, cluster, sched, {p: v for p, v in nbytes.items() if p in used})
 
@@ -720,6 +732,15 @@ def _scheduler_state(dask_scheduler: Any = None) -> Dict[str, Any]:
 def _measured(client: Any, task_stream: Any, durations: Optional[Mapping[str, float]]) -> Tuple[Dict[str, Tuple[float, str]], Dict[str, float]]:
     out: Dict[str, Tuple[float, str]] = {}
     nbytes: Dict[str, float] = {}
+    # What the scheduler starts a prefix it has never run with (Dask's own config), below any
+    # measurement.
+    import dask  # noqa: PLC0415
+    from dask.utils import parse_timedelta  # noqa: PLC0415
+
+    for p, v in (dask.config.get("distributed.scheduler.default-task-durations", None) or {}).items():
+        secs = parse_timedelta(v, default="s")
+        if secs and secs > 0:
+            out[str(p)] = (float(secs), "config")
     if client is not None:
         st = client.run_on_scheduler(_scheduler_state)
         out.update({p: (v, "scheduler") for p, v in st["durations"].items() if v > 0})
@@ -750,6 +771,7 @@ def plan(
     task_stream: Any = None,
     durations: Optional[Mapping[str, float]] = None,
     scheduler: str = "graphene",
+    stages: str = "groups",
     **options: Any,
 ) -> Plan:
     """graphene's order for Dask collections (delayed, dataframe, array, bag) or one task graph
@@ -759,9 +781,14 @@ def plan(
 
     Durations per key prefix come from ``durations`` (seconds), else a run's ``task_stream``
     (``client.get_task_stream()`` or its records), else the scheduler's duration averages of
-    earlier runs (with ``client``); the rest are estimated (``Plan.estimated`` names them).
+    earlier runs (with ``client``), else Dask's ``distributed.scheduler.default-task-durations``
+    config (what the scheduler assumes for a prefix it has never run); the rest are estimated
+    (``Plan.estimated`` names them).
     A task's ``resources=`` annotation is its demand besides one thread; a resource no worker
-    holds raises :class:`DaskRunError` naming it. ``scheduler`` and the other options are
+    holds raises :class:`DaskRunError` naming it. ``stages``: ``"groups"`` (a stage per Dask
+    task group, split by depth) or ``"keys"`` (a stage per key: exact dependencies, for graphs
+    whose groups depend on each other sparsely, e.g. one chain per partition; a few thousand
+    keys at most). ``scheduler`` and the other options are
     :func:`graphene_sched.build_schedule`'s search options (``improve=0``: the constructor
     alone, milliseconds instead of up to a second on a few hundred tasks)."""
     if client is not None and not hasattr(client, "run_on_scheduler"):
@@ -778,7 +805,7 @@ def plan(
     else:
         spec = Cluster.uniform(1, {"cpu": float(os.cpu_count() or 1)}, overbook=[])
     measured, nbytes = _measured(client, task_stream, durations)
-    p = _plan(deps, resources, spec, measured, nbytes, scheduler, options)
+    p = _plan(deps, resources, spec, measured, nbytes, scheduler, options, stages)
     if p.estimated:
         _log.info("graphene: estimated durations for %s", ", ".join(p.estimated))
     return p
@@ -859,15 +886,18 @@ class GrapheneOrder(_SchedulerPlugin):  # type: ignore[misc,valid-type]
     priority to graphene's before the tasks start: ``(-graphene priority, generation, dask.order
     rank)``, so Dask's own order breaks ties. Graphs of more than ``max_tasks`` new tasks keep
     Dask's order (planning runs inside the scheduler's event loop, so by default graphene's
-    constructor runs without its improvement search: ``improve=0``; other keyword options are
-    :func:`graphene_sched.build_schedule`'s). ``plans`` keeps the last ``keep`` plans'
+    constructor runs without its improvement search: ``improve=0``; ``stages`` is
+    :func:`plan`'s; other keyword options are :func:`graphene_sched.build_schedule`'s). ``plans`` keeps the last ``keep`` plans'
     summaries (tasks, estimated prefixes, seconds spent) for inspection."""
 
     name = "graphene-order"
 
-    def __init__(self, max_tasks: int = 20000, keep: int = 16, **options: Any) -> None:
+    def __init__(self, max_tasks: int = 20000, keep: int = 16, stages: str = "groups", **options: Any) -> None:
+        if stages not in ("groups", "keys"):
+            raise UsageError(f"stages '{stages}' must be groups or keys")
         self.max_tasks = int(max_tasks)
         self.keep = int(keep)
+        self.stages = stages
         self.options = {"improve": 0, **options}
         self.plans: List[Dict[str, Any]] = []
 
@@ -890,7 +920,7 @@ class GrapheneOrder(_SchedulerPlugin):  # type: ignore[misc,valid-type]
                 return
             measured = {n: (float(tp.duration_average), "scheduler") for n, tp in scheduler.task_prefixes.items() if tp.duration_average > 0}
             try:
-                p = _plan(deps, res, _workers_cluster(workers), measured, {}, "graphene", self.options)
+                p = _plan(deps, res, _workers_cluster(workers), measured, {}, "graphene", self.options, getattr(self, "stages", "groups"))
             except DaskRunError as e:
                 _log.warning("graphene: %s", e)
                 return
