@@ -383,6 +383,7 @@ class FlatMaskedEnv(gymnasium.Wrapper):
         if not isinstance(env, ClusterEnv):
             raise _core.UsageError(f"env: expected a graphene_sched.gym.ClusterEnv, not {_tname(env)}")
         super().__init__(env)
+        self._inner: ClusterEnv = env
         levels = _core.Env.limit_levels
         self.limit = None if limit is None else _index("limit", limit, 0, levels - 1)
         n, k = env.max_nodes, env.max_jobs
@@ -394,17 +395,18 @@ class FlatMaskedEnv(gymnasium.Wrapper):
             self.layout[name] = slice(at, at + size)
             at += size
         self._shapes = {"nodes": (n, F), "jobs": (k, J)}
+        self._size = at
         self.observation_space = spaces.Box(0.0, np.finfo(np.float32).max, (at,), np.float32)
         self.action_space = spaces.MultiDiscrete([n, levels]) if self.limit is None else spaces.Discrete(n)
         self._stages = np.zeros(n, bool)
 
     def _flat(self, obs: Dict[str, np.ndarray]) -> np.ndarray:
-        x = np.zeros(self.observation_space.shape, np.float32)
+        x = np.zeros(self._size, np.float32)
         L = self.layout
         x[L["nodes"]] = obs["nodes"].reshape(-1)
         x[L["node_mask"]] = obs["node_mask"]
         x[L["action_mask"]] = obs["action_mask"]
-        x[L["node_job"]] = (obs["node_job"] + 1) / self.env.max_jobs
+        x[L["node_job"]] = (obs["node_job"] + 1) / self._inner.max_jobs
         x[L["jobs"]] = obs["jobs"].reshape(-1)
         x[L["job_mask"]] = obs["job_mask"]
         self._stages = obs["action_mask"].astype(bool)
@@ -423,12 +425,12 @@ class FlatMaskedEnv(gymnasium.Wrapper):
     def unflatten(self, x: np.ndarray) -> Dict[str, np.ndarray]:
         """A flat observation as its parts (``node_job`` back to job slots, -1 padding)."""
         x = np.asarray(x, np.float32)
-        if x.shape != self.observation_space.shape:
-            raise _core.UsageError(f"x: expected shape {self.observation_space.shape}, not {x.shape}")
+        if x.shape != (self._size,):
+            raise _core.UsageError(f"x: expected shape ({self._size},), not {x.shape}")
         out = {name: x[s].copy() for name, s in self.layout.items()}
         for name, shape in self._shapes.items():
             out[name] = out[name].reshape(shape)
-        out["node_job"] = np.rint(out["node_job"] * self.env.max_jobs - 1).astype(np.int64)
+        out["node_job"] = np.rint(out["node_job"] * self._inner.max_jobs - 1).astype(np.int64)
         return out
 
     def action_masks(self) -> np.ndarray:
@@ -452,7 +454,7 @@ class FlatMaskedEnv(gymnasium.Wrapper):
                 action = action.reshape(-1)[0]
             act = {"stage": action, "limit": self.limit}
         obs, reward, terminated, truncated, info = self.env.step(act)
-        return self._flat(obs), reward, terminated, truncated, self._with_mask(info)
+        return self._flat(obs), float(reward), terminated, truncated, self._with_mask(info)
 
 
 def reference_agent(env: ClusterEnv) -> Callable[[Dict[str, np.ndarray], Dict[str, Any]], Dict[str, int]]:

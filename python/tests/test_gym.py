@@ -313,6 +313,7 @@ def test_flat_masked_env_random_masked_agent_is_never_invalid(limit):
     assert info["complete"] and info["invalid_actions"] == steps > 0
 
 
+@pytest.mark.filterwarnings("ignore:.*different from the unwrapped version")
 def test_flat_masked_env_observation_layout_and_spaces():
     env = gg.FlatMaskedEnv(make())
     inner = env.unwrapped
