@@ -354,3 +354,20 @@ def test_flat_masked_env_refuses_bad_arguments():
 def _step_after_reset(env, action):
     env.reset(seed=0)
     return env.step(action)
+
+
+def test_drawn_workloads_spread_over_queues():
+    """spread_queues puts a drawn workload's jobs round-robin on that many queues (one per job
+    here: drf is then the per-job fair share), as replay's option does for a trace."""
+    env = make(spread_queues=8)
+    env.reset(seed=3)
+    rows = env.workload().csv.splitlines()[1:]
+    assert {r.split(",")[0]: r.split(",")[2] for r in rows} == {f"j{i:04d}": f"q{i}" for i in range(8)}
+    plain = make()
+    plain.reset(seed=3)
+    assert {r.split(",")[2] for r in plain.workload().csv.splitlines()[1:]} == {"q0"}
+    # The agent's episode is the same workload; only queue-aware policies change.
+    assert env.baseline("fifo") == plain.baseline("fifo")
+    assert env.baseline("drf") != plain.baseline("drf")
+    with pytest.raises(graphene_sched.UsageError, match="spread_queues"):
+        make(spread_queues=0)
