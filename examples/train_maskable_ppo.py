@@ -13,7 +13,7 @@ MlpPolicy instead (one logit per slot from the whole vector).
 Needs torch, stable-baselines3 and sb3-contrib beside the package:
 
     pip install torch sb3-contrib
-    python examples/train_maskable_ppo.py --timesteps 184320 --out results/maskable-ppo
+    python examples/train_maskable_ppo.py --timesteps 61440 --out results/maskable-ppo
 
 Writes OUT/summary.json (per held-out seed: every policy's mean JCT; training steps and wall
 time) and OUT/model.zip, and prints the table.
@@ -176,7 +176,7 @@ def play(env: gg.FlatMaskedEnv, act: Any, seed: int) -> Dict[str, Any]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--timesteps", type=int, default=200_000, help="env steps (decisions) to train on")
+    ap.add_argument("--timesteps", type=int, default=61_440, help="env steps (decisions) to train on")
     ap.add_argument("--jobs", type=int, default=10)
     ap.add_argument("--machines", type=int, default=10)
     ap.add_argument("--arrival", default="poisson:25")
