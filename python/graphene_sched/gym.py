@@ -25,6 +25,11 @@ Reward
     Minus the job-seconds spent in the system since the previous decision (times
     ``reward_scale``): an episode's rewards add up to minus the sum of JCTs.
 
+Flat spaces
+    :class:`FlatMaskedEnv` gives the same env a flat ``Box`` observation, a ``Discrete`` or
+    ``MultiDiscrete`` action and a flat action mask, for libraries such as sb3-contrib's
+    ``MaskablePPO``.
+
 Determinism
     ``reset(seed=s)`` draws the same workload (for generated ones) and the same episode, and the
     same actions give the same observations and rewards, byte for byte.
@@ -64,7 +69,8 @@ class ClusterEnv(gymnasium.Env):
     ``reset``. ``cluster`` and keyword options are :func:`graphene_sched.replay`'s. ``reference``
     names a built-in online policy whose action at each decision is reported in
     ``info["reference_action"]`` (see :func:`reference_agent`). ``time_limit`` ends episodes at
-    that simulated time (truncated). With a trace, ``waves`` (the ``gen-trace --waves-out``
+    that simulated time (truncated). ``spread_queues=K`` puts each workload's jobs round-robin
+    on K queues (``drf`` with one queue per job is the per-job fair share). With a trace, ``waves`` (the ``gen-trace --waves-out``
     sidecar) and ``moving_delay`` run spark-sched-sim's wave-dependent durations, drawn with the
     seed of ``reset`` (``baseline`` draws with the replay seed, 0); drawn workloads refuse them.
     ``sticky=True`` (``replay --sticky``) keeps every machine on the job of its last task while
