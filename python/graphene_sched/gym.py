@@ -446,10 +446,13 @@ class FlatMaskedEnv(gymnasium.Wrapper):
         return self._stages.copy()
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None) -> Tuple[np.ndarray, Dict[str, Any]]:
+        """:meth:`ClusterEnv.reset`, the observation flattened and the mask in ``info``."""
         obs, info = self.env.reset(seed=seed, options=options)
         return self._flat(obs), self._with_mask(info)
 
     def step(self, action: Any) -> Tuple[np.ndarray, float, bool, bool, Dict[str, Any]]:
+        """Applies ``[stage, limit]`` (``MultiDiscrete``) or ``stage`` (``Discrete``) as
+        :meth:`ClusterEnv.step` does; returns the flat observation and the mask in ``info``."""
         if self.limit is None:
             a = np.asarray(action)
             if a.shape != (2,):
