@@ -25,6 +25,11 @@ Reward
     Minus the job-seconds spent in the system since the previous decision (times
     ``reward_scale``): an episode's rewards add up to minus the sum of JCTs.
 
+Flat spaces
+    :class:`FlatMaskedEnv` gives the same env a flat ``Box`` observation, a ``Discrete`` or
+    ``MultiDiscrete`` action and a flat action mask, for libraries such as sb3-contrib's
+    ``MaskablePPO``.
+
 Determinism
     ``reset(seed=s)`` draws the same workload (for generated ones) and the same episode, and the
     same actions give the same observations and rewards, byte for byte.
@@ -47,7 +52,7 @@ except ImportError as e:
 
 from . import PathLike, _index, _tname, _core, _number, _opts, _src, _srcs
 
-__all__ = ["ClusterEnv", "make_vec", "reference_agent", "run_agent"]
+__all__ = ["ClusterEnv", "FlatMaskedEnv", "make_vec", "reference_agent", "run_agent"]
 
 
 # Job colours of render(): Tableau's ten.
@@ -64,7 +69,8 @@ class ClusterEnv(gymnasium.Env):
     ``reset``. ``cluster`` and keyword options are :func:`graphene_sched.replay`'s. ``reference``
     names a built-in online policy whose action at each decision is reported in
     ``info["reference_action"]`` (see :func:`reference_agent`). ``time_limit`` ends episodes at
-    that simulated time (truncated). With a trace, ``waves`` (the ``gen-trace --waves-out``
+    that simulated time (truncated). ``spread_queues=K`` puts each workload's jobs round-robin
+    on K queues (``drf`` with one queue per job is the per-job fair share). With a trace, ``waves`` (the ``gen-trace --waves-out``
     sidecar) and ``moving_delay`` run spark-sched-sim's wave-dependent durations, drawn with the
     seed of ``reset`` (``baseline`` draws with the replay seed, 0); drawn workloads refuse them.
     ``sticky=True`` (``replay --sticky``) keeps every machine on the job of its last task while
@@ -347,6 +353,117 @@ class ClusterEnv(gymnasium.Env):
     def machines(self) -> int:
         """The cluster's machine count."""
         return int(self._env.machines)
+
+
+
+class FlatMaskedEnv(gymnasium.Wrapper):
+    """:class:`ClusterEnv` with the spaces a library such as sb3-contrib's ``MaskablePPO`` takes:
+    a flat ``Box`` observation, a ``Discrete`` or ``MultiDiscrete`` action and a flat action mask.
+
+    Action
+        ``limit=None``: ``MultiDiscrete([max_nodes, 20])``, ``[stage, limit level]`` as in
+        :class:`ClusterEnv`. ``limit=k`` (0..19, 19 is unlimited): ``Discrete(max_nodes)``, the
+        stage only, every decision at that limit level.
+
+    Mask
+        :meth:`action_masks` (the method ``MaskablePPO`` calls) returns a flat bool array: the
+        candidate stages (``max_nodes``), followed for ``MultiDiscrete`` by 20 ``True`` for the
+        limit levels (every level is valid for a candidate stage), so that every action the
+        mask allows is a valid one and every other is not. ``info["action_mask"]`` holds the
+        same in Gymnasium's convention (an int8 array for ``Discrete``, a tuple of one per
+        dimension for ``MultiDiscrete``): ``env.action_space.sample(mask=info["action_mask"])``
+        draws a valid action. When no decision is pending (an episode that ended at reset),
+        stage 0 is marked so that the mask is never empty; stepping ends the episode.
+
+    Observation
+        One ``float32`` vector, the parts of :class:`ClusterEnv`'s observation one after the
+        other, at the slices of :attr:`layout`: ``nodes`` (``max_nodes * 8``, row by row),
+        ``node_mask``, ``action_mask`` (``max_nodes`` each, 0 or 1), ``node_job``
+        (``max_nodes``: ``(job slot + 1) / max_jobs``, 0 for padding), ``jobs`` (``max_jobs *
+        2``) and ``job_mask`` (``max_jobs``). ``edges`` is left out (a flat vector cannot use a
+        graph's structure; use :class:`ClusterEnv` for a graph network). :meth:`unflatten`
+        turns a vector back into the parts.
+    """
+
+    def __init__(self, env: ClusterEnv, limit: Optional[int] = None) -> None:
+        if not isinstance(env, ClusterEnv):
+            raise _core.UsageError(f"env: expected a graphene_sched.gym.ClusterEnv, not {_tname(env)}")
+        super().__init__(env)
+        self._inner: ClusterEnv = env
+        levels = _core.Env.limit_levels
+        self.limit = None if limit is None else _index("limit", limit, 0, levels - 1)
+        n, k = env.max_nodes, env.max_jobs
+        F, J = _core.Env.node_features, _core.Env.job_features
+        sizes = [("nodes", n * F), ("node_mask", n), ("action_mask", n), ("node_job", n), ("jobs", k * J), ("job_mask", k)]
+        self.layout: Dict[str, slice] = {}
+        at = 0
+        for name, size in sizes:
+            self.layout[name] = slice(at, at + size)
+            at += size
+        self._shapes = {"nodes": (n, F), "jobs": (k, J)}
+        self._size = at
+        self.observation_space = spaces.Box(0.0, np.finfo(np.float32).max, (at,), np.float32)
+        self.action_space = spaces.MultiDiscrete([n, levels]) if self.limit is None else spaces.Discrete(n)
+        self._stages = np.zeros(n, bool)
+
+    def _flat(self, obs: Dict[str, np.ndarray]) -> np.ndarray:
+        x = np.zeros(self._size, np.float32)
+        L = self.layout
+        x[L["nodes"]] = obs["nodes"].reshape(-1)
+        x[L["node_mask"]] = obs["node_mask"]
+        x[L["action_mask"]] = obs["action_mask"]
+        x[L["node_job"]] = (obs["node_job"] + 1) / self._inner.max_jobs
+        x[L["jobs"]] = obs["jobs"].reshape(-1)
+        x[L["job_mask"]] = obs["job_mask"]
+        self._stages = obs["action_mask"].astype(bool)
+        if not self._stages.any():
+            self._stages[0] = True
+        return x
+
+    def _with_mask(self, info: Dict[str, Any]) -> Dict[str, Any]:
+        stage = self._stages.astype(np.int8)
+        if self.limit is None:
+            info["action_mask"] = (stage, np.ones(_core.Env.limit_levels, np.int8))
+        else:
+            info["action_mask"] = stage
+        return info
+
+    def unflatten(self, x: np.ndarray) -> Dict[str, np.ndarray]:
+        """A flat observation as its parts (``node_job`` back to job slots, -1 padding)."""
+        x = np.asarray(x, np.float32)
+        if x.shape != (self._size,):
+            raise _core.UsageError(f"x: expected shape ({self._size},), not {x.shape}")
+        out = {name: x[s].copy() for name, s in self.layout.items()}
+        for name, shape in self._shapes.items():
+            out[name] = out[name].reshape(shape)
+        out["node_job"] = np.rint(out["node_job"] * self._inner.max_jobs - 1).astype(np.int64)
+        return out
+
+    def action_masks(self) -> np.ndarray:
+        """The valid actions of the pending decision as one flat bool array (see the class)."""
+        if self.limit is None:
+            return np.concatenate([self._stages, np.ones(_core.Env.limit_levels, bool)])
+        return self._stages.copy()
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None) -> Tuple[np.ndarray, Dict[str, Any]]:
+        """:meth:`ClusterEnv.reset`, the observation flattened and the mask in ``info``."""
+        obs, info = self.env.reset(seed=seed, options=options)
+        return self._flat(obs), self._with_mask(info)
+
+    def step(self, action: Any) -> Tuple[np.ndarray, float, bool, bool, Dict[str, Any]]:
+        """Applies ``[stage, limit]`` (``MultiDiscrete``) or ``stage`` (``Discrete``) as
+        :meth:`ClusterEnv.step` does; returns the flat observation and the mask in ``info``."""
+        if self.limit is None:
+            a = np.asarray(action)
+            if a.shape != (2,):
+                raise _core.UsageError(f"action: expected [stage, limit], not an array of shape {a.shape}")
+            act = {"stage": a[0], "limit": a[1]}
+        else:
+            if isinstance(action, np.ndarray) and action.size == 1:
+                action = action.reshape(-1)[0]
+            act = {"stage": action, "limit": self.limit}
+        obs, reward, terminated, truncated, info = self.env.step(act)
+        return self._flat(obs), float(reward), terminated, truncated, self._with_mask(info)
 
 
 def reference_agent(env: ClusterEnv) -> Callable[[Dict[str, np.ndarray], Dict[str, Any]], Dict[str, int]]:

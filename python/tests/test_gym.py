@@ -261,3 +261,113 @@ def test_out_of_range_actions_and_seeds_raise():
         gg.run_agent(env, None)
     with pytest.raises(graphene_sched.UsageError, match=r"^env: expected a graphene_sched.gym.ClusterEnv, not str$"):
         gg.reference_agent("env")
+
+
+# --- FlatMaskedEnv: the spaces of mask-aware RL libraries (sb3-contrib's MaskablePPO) -----------
+
+
+def play_flat(env, choose, seed):
+    """One episode of a FlatMaskedEnv; checks every observation and mask on the way."""
+    x, info = env.reset(seed=seed)
+    steps, total = 0, 0.0
+    while True:
+        assert env.observation_space.contains(x)
+        assert x.dtype == np.float32 and np.all(np.isfinite(x))
+        inner = env.unwrapped._last
+        mask = env.action_masks()
+        cand = np.zeros(env.unwrapped.max_nodes, bool)
+        cand[list(inner["candidates"])] = True
+        # The mask is exactly the candidate stages (then every limit level, for MultiDiscrete).
+        assert np.array_equal(mask[: len(cand)], cand)
+        if env.limit is None:
+            assert mask.shape == (len(cand) + 20,) and mask[len(cand):].all()
+            assert np.array_equal(info["action_mask"][0], cand.astype(np.int8))
+            assert info["action_mask"][1].tolist() == [1] * 20
+        else:
+            assert mask.shape == (len(cand),)
+            assert np.array_equal(info["action_mask"], cand.astype(np.int8))
+        x, r, term, trunc, info = env.step(choose(mask, info))
+        steps, total = steps + 1, total + r
+        if term or trunc:
+            return steps, total, info
+
+
+@pytest.mark.parametrize("limit", [None, 19, 4])
+def test_flat_masked_env_random_masked_agent_is_never_invalid(limit):
+    """A random agent sampling with the mask makes no invalid action over several workloads;
+    one that picks a stage the mask excludes is corrected at every decision: the mask marks
+    exactly the valid actions."""
+    env = gg.FlatMaskedEnv(make(), limit=limit)
+    env.action_space.seed(3)
+    for seed in range(4):
+        steps, total, info = play_flat(env, lambda m, i: env.action_space.sample(mask=i["action_mask"]), seed)
+        assert info["complete"] and info["invalid_actions"] == 0
+        assert total == pytest.approx(-sum(info["jct"]), rel=1e-9)
+    rng = np.random.default_rng(5)
+
+    def masked_out(mask, info):
+        stage = int(rng.choice(np.flatnonzero(~mask[: env.unwrapped.max_nodes])))
+        return stage if limit is not None else np.array([stage, int(rng.integers(20))])
+
+    steps, _, info = play_flat(env, masked_out, 1)
+    assert info["complete"] and info["invalid_actions"] == steps > 0
+
+
+@pytest.mark.filterwarnings("ignore:.*different from the unwrapped version")
+def test_flat_masked_env_observation_layout_and_spaces():
+    env = gg.FlatMaskedEnv(make())
+    inner = env.unwrapped
+    assert isinstance(env.action_space, gymnasium.spaces.MultiDiscrete)
+    assert env.action_space.nvec.tolist() == [inner.max_nodes, 20]
+    assert isinstance(gg.FlatMaskedEnv(make(), limit=19).action_space, gymnasium.spaces.Discrete)
+    n, k = inner.max_nodes, inner.max_jobs
+    assert env.observation_space.shape == (n * 8 + 3 * n + k * 2 + k,)
+    x, _ = env.reset(seed=2)
+    obs, _ = inner.reset(seed=2)
+    parts = env.unflatten(x)
+    for key in ["nodes", "node_mask", "action_mask", "node_job", "jobs", "job_mask"]:
+        assert np.array_equal(parts[key], obs[key].astype(parts[key].dtype)), key
+    assert np.array_equal(x[env.layout["nodes"]].reshape(n, 8), obs["nodes"])
+    # Determinism carries over: the same seed, the same vector.
+    assert env.reset(seed=2)[0].tobytes() == x.tobytes()
+    check_env(env, skip_render_check=True)
+    check_env(gg.FlatMaskedEnv(make(), limit=19), skip_render_check=True)
+
+
+def test_flat_masked_env_refuses_bad_arguments():
+    with pytest.raises(graphene_sched.UsageError, match="ClusterEnv"):
+        gg.FlatMaskedEnv(gymnasium.make("CartPole-v1"))
+    with pytest.raises(graphene_sched.UsageError, match="limit"):
+        gg.FlatMaskedEnv(make(), limit=20)
+    env = gg.FlatMaskedEnv(make())
+    env.reset(seed=0)
+    with pytest.raises(graphene_sched.UsageError, match="shape"):
+        env.step(3)
+    with pytest.raises(graphene_sched.UsageError, match="stage"):
+        env.step(np.array([env.unwrapped.max_nodes, 0]))
+    with pytest.raises(graphene_sched.UsageError, match="limit"):
+        env.step(np.array([0, 20]))
+    with pytest.raises(graphene_sched.UsageError, match="stage"):
+        _step_after_reset(gg.FlatMaskedEnv(make(), limit=19), -1)
+
+
+def _step_after_reset(env, action):
+    env.reset(seed=0)
+    return env.step(action)
+
+
+def test_drawn_workloads_spread_over_queues():
+    """spread_queues puts a drawn workload's jobs round-robin on that many queues (one per job
+    here: drf is then the per-job fair share), as replay's option does for a trace."""
+    env = make(spread_queues=8)
+    env.reset(seed=3)
+    rows = env.workload().csv.splitlines()[1:]
+    assert {r.split(",")[0]: r.split(",")[2] for r in rows} == {f"j{i:04d}": f"q{i}" for i in range(8)}
+    plain = make()
+    plain.reset(seed=3)
+    assert {r.split(",")[2] for r in plain.workload().csv.splitlines()[1:]} == {"q0"}
+    # The agent's episode is the same workload; only queue-aware policies change.
+    assert env.baseline("fifo") == plain.baseline("fifo")
+    assert env.baseline("drf") != plain.baseline("drf")
+    with pytest.raises(graphene_sched.UsageError, match="spread_queues"):
+        make(spread_queues=0)

@@ -21,7 +21,15 @@ enum Jobs {
     /// One trace, the same every episode.
     Fixed(Arc<Workload>),
     /// Drawn per episode from these DAGs with the seed of the reset.
-    Drawn { dags: Vec<Dag>, jobs: usize, arrival: ArrivalProcess, queues: usize, load: Option<f64> },
+    /// `spread`: `spread_queues`, each drawn workload's jobs round-robin over that many queues.
+    Drawn {
+        dags: Vec<Dag>,
+        jobs: usize,
+        arrival: ArrivalProcess,
+        queues: usize,
+        load: Option<f64>,
+        spread: Option<usize>,
+    },
 }
 
 #[pyclass(module = "graphene_sched._core")]
@@ -189,6 +197,10 @@ impl Env {
                 if queues == 0 || jobs == 0 {
                     return Err(usage("jobs and queues must be at least 1"));
                 }
+                let spread = ro.spread_queues;
+                if spread == Some(0) {
+                    return Err(usage("spread_queues must be at least 1"));
+                }
                 let cluster_o = ro.cluster.clone();
                 let (dags, cluster) = run(py, move || {
                     let mut dags = Vec::new();
@@ -202,7 +214,7 @@ impl Env {
                     return Err(usage(format!("heartbeat {} must be a positive number of seconds", sim.heartbeat)));
                 }
                 Ok(Env {
-                    jobs: Jobs::Drawn { dags, jobs, arrival, queues, load },
+                    jobs: Jobs::Drawn { dags, jobs, arrival, queues, load, spread },
                     cluster: Arc::new(cluster),
                     sim,
                     until,
@@ -224,11 +236,14 @@ impl Env {
         *self.episode.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
         let workload = match &self.jobs {
             Jobs::Fixed(w) => w.clone(),
-            Jobs::Drawn { dags, jobs, arrival, queues, load } => {
-                let (dags, jobs, arrival, queues, load) = (dags, *jobs, *arrival, *queues, *load);
+            Jobs::Drawn { dags, jobs, arrival, queues, load, spread } => {
+                let (dags, jobs, arrival, queues, load, spread) = (dags, *jobs, *arrival, *queues, *load, *spread);
                 let cluster = self.cluster.clone();
                 let w = run(py, move || {
                     let mut w = trace::generate(dags, jobs, arrival, queues, seed)?;
+                    if let Some(k) = spread {
+                        trace::spread_queues(&mut w, k)?;
+                    }
                     if let Some(l) = load {
                         trace::load::calibrate(&mut w, &cluster, l)?;
                     }
