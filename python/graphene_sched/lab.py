@@ -49,7 +49,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-__all__ = ["SpecError", "Spec", "load_spec", "run", "report", "main"]
+try:
+    import distributed  # noqa: F401 - only to say which extra is missing
+    import pyarrow  # noqa: F401
+except ImportError as e:
+    raise ImportError(
+        f"graphene_sched.lab needs dask[distributed] and pyarrow ({e.name or e} is missing): pip install 'graphene-sched[lab]'",
+        name=e.name,
+    ) from e
+
+__all__ = ["SpecError", "UnitError", "Spec", "load_spec", "plan", "run", "report", "dump_toml", "main"]
 
 
 class SpecError(Exception):
@@ -143,6 +152,7 @@ class Workload:
     options: List[str] = field(default_factory=list)
     baseline: Optional[str] = None
     keep: bool = False
+    gen_key: Optional[str] = None  # set by plan()
 
 
 @dataclass
@@ -166,6 +176,9 @@ class Compare:
 
 @dataclass
 class Spec:
+    """A checked spec: its named schedulers, its workloads expanded (one per grid point and seed),
+    its gains and its offline comparisons."""
+
     path: Path
     title: str
     note: str
@@ -499,6 +512,7 @@ def plan(spec: Spec, version: str) -> Tuple[List[Unit], Dict[Tuple[str, str], st
     units: List[Unit] = []
     gen_done: Dict[str, Unit] = {}
     rkeys: Dict[Tuple[str, str], str] = {}
+    seen: set = set()
     for w in spec.workloads:
         if w.trace is not None:
             tkey = "file:" + _digest(str(w.trace))
@@ -510,6 +524,7 @@ def plan(spec: Spec, version: str) -> Tuple[List[Unit], Dict[Tuple[str, str], st
             else:
                 desc = {"sample": {**w.sample, "trace": "file:" + _digest(w.sample["trace"])}, "seed": w.seed, "version": version}
             gkey = _key(desc)
+            w.gen_key = gkey
             if gkey not in gen_done:
                 u = Unit("gen", gkey, f"gen {w.name}", {"gen": w.gen, "sample": w.sample, "seed": w.seed, "cluster": w.cluster_args})
                 gen_done[gkey] = u
@@ -521,7 +536,8 @@ def plan(spec: Spec, version: str) -> Tuple[List[Unit], Dict[Tuple[str, str], st
             k = _key({"trace": tkey, "cluster": _content(w.cluster_args), "scheduler": v.scheduler, "args": _content(args), "version": version,
                       "keep": w.keep})
             rkeys[(w.name, s)] = k
-            if not any(u.key == k for u in units if u.kind == "replay"):
+            if k not in seen:
+                seen.add(k)
                 units.append(Unit("replay", k, f"{w.name} {s}", {**trace_arg, "scheduler": v.scheduler, "args": args,
                                                                    "cluster": w.cluster_args, "keep": w.keep}, after))
     ckeys: Dict[str, str] = {}
@@ -595,9 +611,11 @@ def alibaba_sample(path: str, seed: int, fraction: float, out: Optional[Path], a
     return work, max(last - first, 1.0)
 
 
-def run_unit(u: Unit, out: str, cmd: List[str], *_deps: Any) -> Dict[str, Any]:
-    """One unit, on a worker: runs the command and moves its outputs under ``out`` atomically.
-    Returns the unit's record (done.json)."""
+def run_unit(unit: Dict[str, Any], out: str, cmd: List[str], *_deps: Any) -> Dict[str, Any]:
+    """One unit (a :class:`Unit` as a dict: workers need not import this module by name), on a
+    worker: runs the command and moves its outputs under ``out`` atomically. Returns the unit's
+    record (done.json)."""
+    u = Unit(**unit)
     o = Path(out)
     if _done(o, u):
         return json.loads((o / _place(u) / "done.json").read_text())
@@ -652,10 +670,7 @@ def run(spec: Spec, out: Any, address: Optional[str] = None, workers: int = 2, g
     LocalCluster of ``workers`` single-threaded processes), then writes the report. Returns the
     counts: ``units``, ``skipped`` (already done), ``ran`` and ``failed``; raises
     :class:`UnitError` listing the failures after the report of what finished."""
-    try:
-        from distributed import Client, LocalCluster, as_completed  # noqa: PLC0415
-    except ImportError as e:
-        raise ImportError(f"graphene-lab needs dask[distributed] ({e.name} is missing): pip install 'graphene-sched[lab]'", name=e.name) from e
+    from distributed import Client, LocalCluster, as_completed  # noqa: PLC0415
     log = log or (lambda s: print(s, file=sys.stderr, flush=True))
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -669,13 +684,13 @@ def run(spec: Spec, out: Any, address: Optional[str] = None, workers: int = 2, g
     if todo:
         cluster = None
         if address is None:
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0")
         client = Client(address or cluster)
         try:
             futs: Dict[str, Any] = {}
             for u in todo:
                 deps = [futs[u.after]] if u.after in futs else []
-                futs[u.key] = client.submit(run_unit, u, str(out), cmd, *deps, key=f"{u.kind}-{u.key}", pure=False,
+                futs[u.key] = client.submit(run_unit, dict(u.__dict__), str(out), cmd, *deps, key=f"{u.kind}-{u.key}", pure=False,
                                             priority=1 if u.kind == "gen" else 0, retries=0)
             n = 0
             by_key = {f.key: u for u, f in ((u, futs[u.key]) for u in todo)}
@@ -775,6 +790,7 @@ def report(spec: Spec, out: Any, graphene: Optional[str] = None, version: Option
     _write_atomic(out / "workloads.csv", _csv([["workload", "family", "profile", "load", "seed", "jobs", "scheduler", "mean_jct", "p50_jct",
                                                 "p90_jct", "makespan"], *wl]))
 
+    _by_workload(spec, out, rs, version)
     md = [f"# {spec.title}", ""]
     by_w: Dict[str, List[Dict[str, Any]]] = {}
     for r in rs:
@@ -802,6 +818,32 @@ def report(spec: Spec, out: Any, graphene: Optional[str] = None, version: Option
     if spec.compares:
         _compares(spec, out, cmd, version)
     return rs
+
+
+def _link(path: Path, target: str) -> None:
+    if path.is_symlink() or path.exists():
+        path.unlink()
+    path.symlink_to(target)
+
+
+def _by_workload(spec: Spec, out: Path, rs: List[Dict[str, Any]], version: str) -> None:
+    """DIR/by-workload/WORKLOAD/: the workload's ``trace.csv`` and a folder per scheduler, as
+    relative links to the units (to browse by name; the tools that read replay folders take
+    them as they are)."""
+    plan(spec, version)
+    names = {r["workload"] for r in rs}
+    for w in spec.workloads:
+        if w.name not in names:
+            continue
+        d = out / "by-workload" / _safe(w.name)
+        d.mkdir(parents=True, exist_ok=True)
+        if w.trace is not None:
+            _link(d / "trace.csv", str(w.trace.resolve()))
+        elif w.gen_key is not None:
+            _link(d / "trace.csv", f"../../traces/{w.gen_key}/trace.csv")
+        for r in rs:
+            if r["workload"] == w.name:
+                _link(d / _safe(r["scheduler"]), f"../../runs/{r['key']}")
 
 
 def _f(x: Any) -> str:
@@ -932,10 +974,56 @@ def _rank(v: List[float], q: float) -> float:
 
 
 # ---------------------------------------------------------------------------------------------
+# Writing a spec
+
+
+def _tkey(k: str) -> str:
+    return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else json.dumps(k)
+
+
+def _tval(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_tval(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{_tkey(k)} = {_tval(x)}" for k, x in v.items()) + "}"
+    raise TypeError(f"not a TOML value: {type(v).__name__}")
+
+
+def dump_toml(spec: Dict[str, Any]) -> str:
+    """A spec (a dict in the layout :func:`load_spec` reads) as TOML text: top-level values,
+    then its tables, then its arrays of tables, nested tables inline."""
+    out: List[str] = []
+    for k, v in spec.items():
+        if not isinstance(v, dict) and not (isinstance(v, list) and v and all(isinstance(x, dict) for x in v)):
+            out.append(f"{_tkey(k)} = {_tval(v)}")
+    for k, v in spec.items():
+        if isinstance(v, dict):
+            flat = {a: b for a, b in v.items() if not isinstance(b, dict)}
+            if flat or not v:
+                out += ["", f"[{_tkey(k)}]", *(f"{_tkey(a)} = {_tval(b)}" for a, b in flat.items())]
+            for a, b in v.items():
+                if isinstance(b, dict):
+                    out += ["", f"[{_tkey(k)}.{_tkey(a)}]", *(f"{_tkey(x)} = {_tval(y)}" for x, y in b.items())]
+    for k, v in spec.items():
+        if isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            for t in v:
+                out += ["", f"[[{_tkey(k)}]]", *(f"{_tkey(a)} = {_tval(b)}" for a, b in t.items())]
+    return "\n".join(out).lstrip("\n") + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
 # The command
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    """The ``graphene-lab`` command: ``run``, ``report`` or ``check`` a spec; returns the exit
+    status (0, or 1 with the error on stderr)."""
     ap = argparse.ArgumentParser(prog="graphene-lab", description="Grids of graphene replays and offline comparisons on Dask distributed.")
     sub = ap.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="run every unit of SPEC not yet in DIR, then write the tables")
