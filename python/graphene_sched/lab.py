@@ -611,11 +611,12 @@ def alibaba_sample(path: str, seed: int, fraction: float, out: Optional[Path], a
     return work, max(last - first, 1.0)
 
 
-def run_unit(unit: Dict[str, Any], out: str, cmd: List[str], *_deps: Any) -> Dict[str, Any]:
-    """One unit (a :class:`Unit` as a dict: workers need not import this module by name), on a
-    worker: runs the command and moves its outputs under ``out`` atomically. Returns the unit's
-    record (done.json)."""
+def run_unit(unit: Dict[str, Any], out: str, graphene: Optional[str], *_deps: Any) -> Dict[str, Any]:
+    """One unit (a :class:`Unit` as a dict), on a worker: runs the command (the binary
+    ``graphene``, else the worker's own ``python -m graphene_sched``) and moves its outputs under
+    ``out`` atomically. Returns the unit's record (done.json)."""
     u = Unit(**unit)
+    cmd = _cmd(graphene)
     o = Path(out)
     if _done(o, u):
         return json.loads((o / _place(u) / "done.json").read_text())
@@ -674,6 +675,8 @@ def run(spec: Spec, out: Any, address: Optional[str] = None, workers: int = 2, g
     log = log or (lambda s: print(s, file=sys.stderr, flush=True))
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
+    if graphene:
+        graphene = os.fspath(Path(graphene).resolve())
     cmd = _cmd(graphene)
     version = _version(cmd)
     units, _, _ = plan(spec, version)
@@ -687,10 +690,14 @@ def run(spec: Spec, out: Any, address: Optional[str] = None, workers: int = 2, g
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0")
         client = Client(address or cluster)
         try:
+            if address is not None and __name__ != "graphene_sched.lab":
+                # Loaded from a file by a script (scripts/bench-online-robust): the cluster's
+                # workers get the module the same way.
+                client.upload_file(__file__)
             futs: Dict[str, Any] = {}
             for u in todo:
                 deps = [futs[u.after]] if u.after in futs else []
-                futs[u.key] = client.submit(run_unit, dict(u.__dict__), str(out), cmd, *deps, key=f"{u.kind}-{u.key}", pure=False,
+                futs[u.key] = client.submit(run_unit, dict(u.__dict__), str(out), graphene, *deps, key=f"{u.kind}-{u.key}", pure=False,
                                             priority=1 if u.kind == "gen" else 0, retries=0)
             n = 0
             by_key = {f.key: u for u, f in ((u, futs[u.key]) for u in todo)}

@@ -131,9 +131,16 @@ def test_spec_errors_name_the_file_and_the_key(tmp_path, edit, message):
     with pytest.raises(lab.SpecError) as e:
         lab.load_spec(p)
     assert str(e.value).startswith(f"{p}: ") and message in str(e.value), str(e.value)
-    # The console script: the same message, exit status 1, nothing run.
+
+
+def test_the_command_reports_a_bad_spec_and_runs_nothing(tmp_path):
+    p = write_spec(tmp_path, SPEC.replace("machines = 4", "machine = 4"))
     r = subprocess.run([sys.executable, "-m", "graphene_sched.lab", "run", str(p), "--out", str(tmp_path / "o")], capture_output=True, text=True)
-    assert r.returncode == 1 and message in r.stderr and not (tmp_path / "o").exists()
+    assert r.returncode == 1 and r.stderr == f"error: {p}: workload[0] (small).machine: unknown key (expected one of: {', '.join(sorted(lab._WORKLOAD))})\n"
+    assert not (tmp_path / "o").exists()
+    p = write_spec(tmp_path)
+    r = subprocess.run([sys.executable, "-m", "graphene_sched.lab", "check", str(p)], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout == f"{p}: 5 workloads, 4 traces to generate, 11 replays, 1 comparisons\n", r.stderr
 
 
 def test_the_families_grid_spec_is_the_scripts_default(root):
