@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The Python package's CI (graphene-sched, imported as graphene_sched): builds the wheel in a
 # fresh virtual environment, installs it and runs the pytest suite (API parity with the CLI,
-# errors, the Gymnasium env, Dask runs and its dashboard, Parquet tables, `python -m graphene_sched`, the console
-# scripts, missing extras, and mypy reading the result types).
+# errors, the Gymnasium env, Dask runs and its dashboard, graphene-lab's grids on a 2-worker
+# LocalCluster, Parquet tables, `python -m graphene_sched`, the console scripts, missing extras,
+# and mypy reading the result types).
 # Called by .ci/run after the CLI is built; run it by hand the same way: bash python/ci.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -36,7 +36,7 @@ def test_the_distribution_and_import_names_are_its_own():
     assert graphene_sched.build_schedule.__module__ == "graphene_sched"
     assert graphene_sched.UsageError.__module__ == "graphene_sched"
     extras = set(dist.metadata.get_all("Provides-Extra") or [])
-    assert {"dask", "gym", "parquet", "all"} <= extras
+    assert {"dask", "gym", "parquet", "lab", "all"} <= extras
 
 
 def test_version_is_one_number_everywhere():
@@ -87,6 +87,10 @@ def test_console_scripts_run_the_command():
         assert exe, f"{name} is not installed beside {sys.executable}"
         r = subprocess.run([exe, "--version"], capture_output=True, timeout=60)
         assert r.returncode == 0 and r.stdout.decode() == f"graphene {graphene_sched.__version__}\n"
+    exe = shutil.which("graphene-lab", path=str(bindir))
+    assert exe, f"graphene-lab is not installed beside {sys.executable}"
+    r = subprocess.run([exe, "run", "--help"], capture_output=True, timeout=60)
+    assert r.returncode == 0 and b"--address tcp://HOST:PORT" in r.stdout
 
 
 @pytest.mark.parametrize(
@@ -96,6 +100,8 @@ def test_console_scripts_run_the_command():
         ("graphene_sched.gym", "numpy", "gym"),
         ("graphene_sched.dask", "distributed", "dask"),
         ("graphene_sched.parquet", "pyarrow", "parquet"),
+        ("graphene_sched.lab", "distributed", "lab"),
+        ("graphene_sched.lab", "pyarrow", "lab"),
     ],
 )
 def test_a_missing_extra_is_named(module, missing, extra):
@@ -134,11 +140,12 @@ def test_every_public_function_has_a_docstring():
     import graphene_sched.__main__ as cli_main
     import graphene_sched.dask
     import graphene_sched.gym
+    import graphene_sched.lab
     import graphene_sched.parquet
 
     missing = [
         name
-        for m in (graphene_sched, graphene_sched.dask, graphene_sched.gym, graphene_sched.parquet, cli_main)
+        for m in (graphene_sched, graphene_sched.dask, graphene_sched.gym, graphene_sched.lab, graphene_sched.parquet, cli_main)
         for name, obj in _public(m)
         if not (obj.__doc__ or "").strip()
     ]
