@@ -47,7 +47,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 try:
     import distributed  # noqa: F401 - only to say which extra is missing
@@ -234,6 +234,18 @@ class _Checker:
             raise self.fail(where, f"expected {what}, not {_tname(v)} {v!r}"[:300])
         return v
 
+    def named_tables(self, d: Dict[str, Any], key: str, allowed: set) -> Iterable[Tuple[Dict[str, Any], str, str]]:
+        """Each table of the array `key` ([[key]]) as (table, its name, where it is for errors),
+        its keys checked against `allowed`."""
+        for i, t in enumerate(self.get(d, key, list, f"an array of tables ([[{key}]])", "", default=[])):
+            at = f"{key}[{i}]"
+            if not isinstance(t, dict):
+                raise self.fail(at, "expected a table")
+            name = self.get(t, "name", str, "a string", at, required=True)
+            at = f"{key}[{i}] ({name})"
+            self.keys(t, allowed, at)
+            yield t, name, at
+
     def path_of(self, v: Any, at: str) -> Path:
         if not isinstance(v, str):
             raise self.fail(at, f"expected a path (a string), not {_tname(v)}")
@@ -311,14 +323,7 @@ def load_spec(path: Any, graphene: Optional[str] = None, spec: Optional[Dict[str
         return name
 
     workloads: List[Workload] = []
-    raw = c.get(d, "workload", list, "an array of tables ([[workload]])", "", default=[])
-    for i, w in enumerate(raw):
-        at = f"workload[{i}]"
-        if not isinstance(w, dict):
-            raise c.fail(at, "expected a table")
-        name = c.get(w, "name", str, "a string", at, required=True)
-        at = f"workload[{i}] ({name})"
-        c.keys(w, _WORKLOAD, at)
+    for w, name, at in c.named_tables(d, "workload", _WORKLOAD):
         sources = [k for k in ("trace", "gen-trace", "sample") if k in w]
         if len(sources) != 1:
             raise c.fail(at, "needs exactly one of trace, gen-trace or sample" + (f" (has {', '.join(sources)})" if sources else ""))
@@ -430,13 +435,7 @@ def load_spec(path: Any, graphene: Optional[str] = None, spec: Optional[Dict[str
 
     compares: List[Compare] = []
     cmp_flags = _flags(cmd, "compare") if "compare" in d else set()
-    for i, x in enumerate(c.get(d, "compare", list, "an array of tables ([[compare]])", "", default=[])):
-        at = f"compare[{i}]"
-        if not isinstance(x, dict):
-            raise c.fail(at, "expected a table")
-        name = c.get(x, "name", str, "a string", at, required=True)
-        at = f"compare[{i}] ({name})"
-        c.keys(x, _COMPARE, at)
+    for x, name, at in c.named_tables(d, "compare", _COMPARE):
         dags = c.get(x, "dags", list, "an array of paths", at, required=True)
         if not dags:
             raise c.fail(f"{at}.dags", "empty")
