@@ -159,7 +159,7 @@ pub struct Common {
 pub struct Args {
     /// Online scheduler (see README): graphene, cs, fifo, tetris, cp, drf, random, slearn,
     /// graphene+cs, graphene+tetris, heft, decima, graphene-plan (a plan across jobs; options
-    /// after a colon: graphene-plan:every=S,budget=N,objective=srpt|span|fifo,hold=S|none).
+    /// after colons: graphene-plan:every=S:budget=N:objective=srpt|span|fifo:hold=S|none).
     #[arg(long, default_value = "cs")]
     pub scheduler: String,
     #[command(flatten)]
