@@ -41,7 +41,8 @@
 //! (durations misestimated, tasks ending early, a job arriving between plans) the order still
 //! holds: a task whose parents ended early is launched early, and a task not in the plan comes
 //! after every planned one, by its job's remaining work. With `hold=S`, a planned task is not
-//! launched more than S seconds (plus four grid slots, for rounding) before its planned start (the machine waits for a task the plan
+//! launched more than S seconds (plus four grid slots, for rounding) before its planned start,
+//! unless the machine runs nothing (the machine waits for a task the plan
 //! reserved it for); without it (the default) the policy is work conserving. Fairness is
 //! graphene's: the same deficit counters and look-ahead bound (`fair_gate`), charged as
 //! `graphene`'s settings say.
@@ -443,15 +444,18 @@ fn earliest(
     let fits =
         |k: usize| (0..dims).all(|r| used[k * dims + r] + q.0[r] <= cap[r] * (1.0 + crate::model::CAPACITY_EPS) + 1e-9);
     let mut s = from;
-    'outer: while s + len <= SLOTS {
-        for k in s..s + len {
-            *units += 1;
-            if !fits(k) {
-                s = k + 1;
-                continue 'outer;
-            }
+    let mut k = from;
+    while s + len <= SLOTS {
+        if k == s + len {
+            return Some(s);
         }
-        return Some(s);
+        *units += 1;
+        if fits(k) {
+            k += 1;
+        } else {
+            s = k + 1;
+            k = s;
+        }
     }
     None
 }
@@ -524,7 +528,10 @@ impl Policy for GraphenePlan {
         self.gate.begin(view);
         loop {
             candidates(view, &cap, &left, &chosen, &mut cands);
-            if let Some(h) = self.opts.hold {
+            // A machine running nothing (and given nothing yet in this heartbeat) never holds:
+            // an idle cluster could otherwise wait forever for a plan that drifted.
+            let busy = !chosen.is_empty() || (0..view.dims).any(|r| free.0[r] < cap.0[r] * (1.0 - 1e-9));
+            if let (Some(h), true) = (self.opts.hold, busy) {
                 // Planned starts are rounded up to whole slots, and a chain of tasks rounds up
                 // once per task: a few slots of tolerance keep "now" from reading as "later".
                 let until = view.now + h + HOLD_SLACK_SLOTS * self.slot;
