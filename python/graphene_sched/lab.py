@@ -308,7 +308,8 @@ def load_spec(path: Any, graphene: Optional[str] = None, spec: Optional[Dict[str
             raise c.fail(at, f"expected a table with scheduler and options, not {_tname(v)}")
         c.keys(v, _SCHED, at)
         base = c.get(v, "scheduler", str, "a scheduler's name", at, required=True)
-        if known is not None and base not in known:
+        # A scheduler's own options follow its name after colons (graphene-plan:every=10).
+        if known is not None and base.split(":")[0] not in known:
             raise c.fail(f"{at}.scheduler", f"unknown scheduler {base!r} (one of: {', '.join(sorted(known))})")
         args = c.flags(v.get("options", {}), replay_flags, _OWN_REPLAY, f"{at}.options")
         variants[name] = Variant(name, base, args)
@@ -317,7 +318,7 @@ def load_spec(path: Any, graphene: Optional[str] = None, spec: Optional[Dict[str
         if not isinstance(name, str):
             raise c.fail(at, f"expected a scheduler's name, not {_tname(name)}")
         if name not in variants:
-            if known is not None and name not in known:
+            if known is not None and name.split(":")[0] not in known:
                 raise c.fail(at, f"unknown scheduler {name!r}: neither a [scheduler.NAME] of the spec nor one of {', '.join(sorted(known))}")
             variants[name] = Variant(name, name, [])
         return name

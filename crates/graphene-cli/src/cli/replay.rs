@@ -158,7 +158,8 @@ pub struct Common {
 #[derive(clap::Args)]
 pub struct Args {
     /// Online scheduler (see README): graphene, cs, fifo, tetris, cp, drf, random, slearn,
-    /// graphene+cs, graphene+tetris, heft, decima.
+    /// graphene+cs, graphene+tetris, heft, decima, graphene-plan (a plan across jobs; options
+    /// after colons: graphene-plan:every=S:budget=N:objective=srpt|span|fifo:hold=S|none).
     #[arg(long, default_value = "cs")]
     pub scheduler: String,
     #[command(flatten)]

@@ -12,7 +12,8 @@ use graphene::request::ReplaySetup;
 #[derive(clap::Args)]
 pub struct Args {
     /// Comma-separated online schedulers [default: all]: graphene, cs, fifo, tetris, cp, drf,
-    /// random, slearn, graphene+cs, graphene+tetris, heft, decima.
+    /// random, slearn, graphene+cs, graphene+tetris, heft, decima, graphene-plan (options after
+    /// colons, as replay's --scheduler).
     #[arg(long, value_delimiter = ',')]
     pub schedulers: Option<Vec<String>>,
     /// Scheduler the per-job JCT gaps are measured against.

@@ -24,6 +24,7 @@
 //! * `exact`: `--exact` against proven optima, the exhaustive oracle, and its refusals.
 //! * `plot`: the SVG charts parse and hold the lanes, bars, lines and labels their inputs call for.
 //! * `schedules`: `validate` against the figures a schedule states; HEFT on multi-slot machines.
+//! * `plan`: `--scheduler graphene-plan` (determinism, validity, its options).
 //! * `waves`: `replay --waves` (wave- and parallelism-dependent durations) by hand and its bad sidecars.
 
 mod util;
@@ -51,6 +52,7 @@ mod hetero;
 mod improve;
 mod motivating;
 mod online_baselines;
+mod plan;
 mod plot;
 mod properties;
 mod regression;

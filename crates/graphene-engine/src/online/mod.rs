@@ -15,6 +15,7 @@ mod graphene;
 mod head_max;
 mod heft;
 mod hybrid;
+pub mod plan;
 mod priority_cache;
 mod random;
 mod slearn;
@@ -25,6 +26,7 @@ pub mod yarn_rm;
 pub use capacity::{CapacityScheduler, CsAccounting, CsYarn};
 pub use fifo::Fifo;
 pub use graphene::{Charge, Eta, Graphene, GrapheneOnline, SrptTerm, CHARGE_WINDOW_S};
+pub use plan::{GraphenePlan, PlanOptions};
 pub use priority_cache::PriorityCache;
 pub use slearn::{pilots_for, Estimate, SLearn, THIN_LIMIT};
 pub use sticky::{kept_if, Sticky};
@@ -81,6 +83,7 @@ pub const NAMES: &[&str] = &[
     "graphene+tetris",
     "heft",
     "decima",
+    "graphene-plan",
 ];
 
 /// Builds the online scheduler called `name` (kept on each machine's job with `s.sticky`).
@@ -116,6 +119,14 @@ fn unwrapped(name: &str, s: &OnlineSettings) -> crate::Result<Box<dyn Policy>> {
         ),
         "graphene+tetris" => Box::new(hybrid::GrapheneTetris::new(&s.graphene)),
         "heft" => Box::new(heft::HeftOnline::new()),
+        "graphene-plan" => Box::new(plan::GraphenePlan::new(
+            &GrapheneOnline { shares: s.shares.clone(), ..s.graphene.clone() },
+            PlanOptions::default(),
+        )),
+        other if other.starts_with("graphene-plan:") => Box::new(plan::GraphenePlan::new(
+            &GrapheneOnline { shares: s.shares.clone(), ..s.graphene.clone() },
+            PlanOptions::parse(&other["graphene-plan:".len()..])?,
+        )),
         "decima" => {
             let model = match (&s.decima_model, s.decima_bundled) {
                 (Some(path), _) => decima::Model::load(path)?,
