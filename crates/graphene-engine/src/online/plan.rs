@@ -53,12 +53,12 @@
 //! `graphene-plan:every=5:budget=2000000:objective=srpt:hold=none` (options separated by colons,
 //! or commas where no comma-separated list holds the name).
 
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{BinaryHeap, HashMap};
 use std::sync::Arc;
 
 use super::fair_gate::FairGate;
 use super::priority_cache::PriorityCache;
-use super::tetris::{candidates, take, Cand};
+use super::tetris::{candidates, take, Cand, Chosen};
 use super::{work, GrapheneOnline, Policy, TaskRef};
 use crate::model::{EdgeKind, ResVec, MAX_RESOURCES};
 use crate::sim::{TaskState, View};
@@ -173,6 +173,8 @@ pub struct GraphenePlan {
     slot: f64,
     pub stats: PlanStats,
     cands: Vec<Cand>,
+    /// Scratch: a job's fitting stages.
+    stages: Vec<u32>,
 }
 
 impl GraphenePlan {
@@ -193,6 +195,7 @@ impl GraphenePlan {
             slot: 1.0,
             stats: PlanStats::default(),
             cands: Vec::new(),
+            stages: Vec::new(),
             opts,
         }
     }
@@ -523,14 +526,17 @@ impl Policy for GraphenePlan {
                 }
             }
         }
-        let mut chosen = HashSet::new();
-        let mut cands = std::mem::take(&mut self.cands);
+        let mut chosen = Chosen::default();
+        // Every fitting stage's next task, found once and kept up to date after each pick
+        // (`take`); each pass works on a copy that holding and the fairness gate may narrow.
+        let mut all = std::mem::take(&mut self.cands);
+        candidates(view, &cap, &left, &mut self.stages, &mut all);
         self.gate.begin(view);
         loop {
-            candidates(view, &cap, &left, &chosen, &mut cands);
+            let mut cands = all.clone();
             // A machine running nothing (and given nothing yet in this heartbeat) never holds:
             // an idle cluster could otherwise wait forever for a plan that drifted.
-            let busy = !chosen.is_empty() || (0..view.dims).any(|r| free.0[r] < cap.0[r] * (1.0 - 1e-9));
+            let busy = !out.is_empty() || (0..view.dims).any(|r| free.0[r] < cap.0[r] * (1.0 - 1e-9));
             if let (Some(h), true) = (self.opts.hold, busy) {
                 // Planned starts are rounded up to whole slots, and a chain of tasks rounds up
                 // once per task: a few slots of tolerance keep "now" from reading as "later".
@@ -593,9 +599,10 @@ impl Policy for GraphenePlan {
                 let f = self.gate.charge_of(view, &total, c.job, c.task);
                 self.gate.chose(TaskRef { job: c.job, task: c.task }, view.queue(c.job) as usize, f, set);
             }
-            take(view, &c, &mut left, &mut chosen, out);
+            let i = all.iter().position(|x| x.job == c.job && x.task == c.task).expect("a candidate of this pass");
+            take(view, &cap, &mut all, i, &mut left, &mut chosen, out);
         }
-        self.cands = cands;
+        self.cands = all;
     }
 
     fn launched(&mut self, view: &View, t: TaskRef) {
