@@ -141,7 +141,7 @@ impl Policy for CapacityScheduler {
     fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
         if self.queues.yarn.tez_order {
             let (depths, order) = (&mut self.depths, &mut self.order);
-            self.queues.assign(view, machine, free, out, |v, job, left, chosen| {
+            self.queues.assign(view, machine, free, out, true, |v, job, left, chosen| {
                 let depth = depths.entry(job).or_insert_with(|| paths::stage_depths(v.dag(job)));
                 order.clear();
                 order.extend_from_slice(&v.job_state(job).runnable_stages);
@@ -149,7 +149,7 @@ impl Policy for CapacityScheduler {
                 first_fitting_among(v, job, order, left, chosen)
             });
         } else {
-            self.queues.assign(view, machine, free, out, first_fitting);
+            self.queues.assign(view, machine, free, out, true, first_fitting);
         }
     }
 
@@ -313,12 +313,17 @@ impl CsQueues {
     /// is the output list itself: a heartbeat fills one machine, so it stays short and a
     /// linear scan beats hashing.
     /// `machine` is the machine heartbeating, `free` what the simulator says it has free.
+    /// `heads`: `pick` only ever names a stage's lowest runnable task not chosen yet (so a job
+    /// none of whose stages' lowest tasks fits gives nothing, and the index of jobs may pass
+    /// over it); false for a pick that looks at every runnable task.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn assign(
         &mut self,
         view: &View,
         machine: usize,
         free: &ResVec,
         out: &mut Vec<TaskRef>,
+        heads: bool,
         mut pick: impl FnMut(&View, u32, &ResVec, &[TaskRef]) -> Option<TaskRef>,
     ) {
         self.idle_stable = true;
@@ -377,11 +382,12 @@ impl CsQueues {
                     Some(f) => this.share_of(view, &used[q], cm) > f * this.shares[q] + 1e-9,
                     None => false,
                 };
-                // Without AM containers or reservations a job gives a task only if one of its
-                // stages fits (or it holds a task chosen in this heartbeat): the index of jobs
-                // passes over the others. With them every job is visited, as a job may ask for
-                // its master or reserve the machine.
-                let plain = this.yarn.am.is_none() && !this.yarn.reserve;
+                // Without AM containers or reservations, and with a pick that takes stages'
+                // lowest tasks, a job gives a task only if one of its stages fits (or it holds a
+                // task chosen in this heartbeat): the index of jobs passes over the others.
+                // Otherwise every job is visited, as a job may ask for its master, reserve the
+                // machine, or offer a task behind its stage's first.
+                let plain = heads && this.yarn.am.is_none() && !this.yarn.reserve;
                 let (mut from, mut pos) = (0u32, 0usize);
                 loop {
                     let job = if plain {

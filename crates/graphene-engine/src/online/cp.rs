@@ -76,7 +76,7 @@ impl Policy for CriticalPath {
 
     fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
         let bl = &self.bl;
-        self.queues.assign(view, machine, free, out, |view, job, left, chosen| match bl.get(&job) {
+        self.queues.assign(view, machine, free, out, false, |view, job, left, chosen| match bl.get(&job) {
             Some(score) => best_in_job(view, job, left, chosen, score),
             None => None,
         });

@@ -89,7 +89,7 @@ impl Policy for GrapheneCs {
 
     fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
         let pri = &self.pri.jobs;
-        self.queues.assign(view, machine, free, out, |view, job, left, chosen| {
+        self.queues.assign(view, machine, free, out, false, |view, job, left, chosen| {
             pri.get(&job).and_then(|score| best_in_job(view, job, left, chosen, score))
         });
     }
