@@ -743,7 +743,9 @@ def _measured(client: Any, task_stream: Any, durations: Optional[Mapping[str, fl
             out[str(p)] = (float(secs), "config")
     if client is not None:
         st = client.run_on_scheduler(_scheduler_state)
-        out.update({p: (v, "scheduler") for p, v in st["durations"].items() if v > 0})
+        # -1: never run. 0: run, but faster than the scheduler's resolution (whole microseconds,
+        # so a trivial task can measure 0): a measurement all the same, kept as one microsecond.
+        out.update({p: (max(v, 1e-6), "scheduler") for p, v in st["durations"].items() if v >= 0})
         nbytes.update(st["nbytes"])
     if task_stream is not None:
         from dask.utils import key_split  # noqa: PLC0415
@@ -918,7 +920,7 @@ class GrapheneOrder(_SchedulerPlugin):  # type: ignore[misc,valid-type]
             }
             if not workers:
                 return
-            measured = {n: (float(tp.duration_average), "scheduler") for n, tp in scheduler.task_prefixes.items() if tp.duration_average > 0}
+            measured = {n: (max(float(tp.duration_average), 1e-6), "scheduler") for n, tp in scheduler.task_prefixes.items() if tp.duration_average >= 0}
             try:
                 p = _plan(deps, res, _workers_cluster(workers), measured, {}, "graphene", self.options, getattr(self, "stages", "groups"))
             except DaskRunError as e:
