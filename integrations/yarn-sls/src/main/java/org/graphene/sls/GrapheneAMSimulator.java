@@ -304,6 +304,12 @@ public class GrapheneAMSimulator extends AMSimulator {
     ugi.addTokenIdentifier(token.decodeIdentifier());
     AllocateResponse response = ugi.doAs((PrivilegedExceptionAction<AllocateResponse>) () ->
         rm.getApplicationMasterService().allocate(request));
+    if (events != null) {
+      // When the RM had taken this call's asks: a container it allocated before then may have
+      // been placed without seeing them (scripts/check-sls-run).
+      events.write("answer", jobName, String.valueOf(appId), arrivalMs, "", null, null, null,
+          "", "", "call=" + call);
+    }
     if (response != null) {
       responseCalls.put(call);
       responseQueue.put(response);
