@@ -14,6 +14,7 @@
 //! Deterministic: ties between events at the same time resolve by insertion order, and every
 //! random draw comes from the seed.
 
+mod events;
 pub mod fit_index;
 mod policy;
 mod state;
@@ -21,11 +22,11 @@ mod state;
 // trace generators make its samples); the simulator draws from it.
 pub use crate::formats::waves;
 
+use events::{Event, EventQueue, Timed};
 use fit_index::FitIndex;
 pub use policy::{Policy, TaskRef};
 pub use state::{JobState, TaskState};
 
-use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::time::Instant;
 
@@ -226,37 +227,6 @@ pub struct SimResult {
     pub factors: Vec<Vec<(f64, f64)>>,
 }
 
-#[derive(Clone, Copy, Debug)]
-enum Event {
-    Arrival(u32),
-    Heartbeat(u32),
-    Finish { machine: u32, job: u32, task: TaskId, version: u32 },
-}
-
-struct Timed {
-    time: f64,
-    seq: u64,
-    event: Event,
-}
-
-impl PartialEq for Timed {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl Eq for Timed {}
-impl PartialOrd for Timed {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Timed {
-    /// Reversed so that the max-heap pops the earliest event, then the first inserted.
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.time.total_cmp(&self.time).then(other.seq.cmp(&self.seq))
-    }
-}
-
 struct Running {
     job: u32,
     task: TaskId,
@@ -306,8 +276,7 @@ struct Sim<'w> {
     cluster: &'w Cluster,
     cfg: SimConfig,
     now: f64,
-    seq: u64,
-    events: BinaryHeap<Timed>,
+    events: EventQueue,
     jobs: Vec<JobState>,
     active: Vec<u32>,
     /// The active jobs by the componentwise minimum of their runnable stages' first demands
@@ -450,8 +419,7 @@ fn run_inner(
         cluster,
         cfg: cfg.clone(),
         now: 0.0,
-        seq: 0,
-        events: BinaryHeap::new(),
+        events: EventQueue::default(),
         jobs: Vec::with_capacity(workload.jobs.len()),
         active: Vec::new(),
         job_fits: (!without_fit_index() && !cluster.resources.is_empty())
@@ -677,8 +645,7 @@ impl<'w> Sim<'w> {
             self.progress_events += 1;
             self.progress_times.push(std::cmp::Reverse((time + 0.0).to_bits()));
         }
-        self.seq += 1;
-        self.events.push(Timed { time, seq: self.seq, event });
+        self.events.push(time, event);
     }
 
     /// Job `j`'s leaf in the index of jobs follows its fit index's root.
