@@ -6,7 +6,8 @@
 //! a machine's next beat is one period after the beat just taken, so it almost always belongs at
 //! the back, where pushing and popping cost O(1) instead of a heap's O(log n) sift. Both halves
 //! share one sequence counter and every pop takes the smaller (time, sequence) of their heads, so
-//! the events come out in exactly the order a single heap gave.
+//! the events come out in exactly the order a single heap gave. The heap then holds exactly the
+//! events that can make progress, so it also answers when the next one is due.
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -77,6 +78,18 @@ impl EventQueue {
             let at = self.beats.partition_point(|b| b.key_cmp(&t) == Ordering::Less);
             self.beats.insert(at, t);
         }
+    }
+
+    /// Arrival and finish events still queued (stale finishes included): none left means that
+    /// only heartbeats remain.
+    pub fn progress_events(&self) -> usize {
+        self.others.len()
+    }
+
+    /// The time of the earliest queued arrival or finish (stale finishes included), so that a
+    /// heartbeat finds the next event that can make work runnable without searching the queue.
+    pub fn next_progress(&self) -> Option<f64> {
+        self.others.peek().map(|r| r.0.time)
     }
 
     pub fn pop(&mut self) -> Option<Timed> {

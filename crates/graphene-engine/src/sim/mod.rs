@@ -27,7 +27,6 @@ use fit_index::FitIndex;
 pub use policy::{Policy, TaskRef};
 pub use state::{JobState, TaskState};
 
-use std::collections::BinaryHeap;
 use std::time::Instant;
 
 use rand::{Rng, SeedableRng};
@@ -291,8 +290,6 @@ struct Sim<'w> {
     runnable_jobs: usize,
     done_jobs: usize,
     scratch: Vec<TaskRef>,
-    /// Arrival and finish events still queued (heartbeats excluded).
-    progress_events: usize,
     /// Consecutive heartbeats that launched nothing while nothing else could change.
     stalled: usize,
     /// Counts every change a policy can see (arrivals, launches, finishes): a machine whose
@@ -301,10 +298,6 @@ struct Sim<'w> {
     /// Heartbeats that came while some job had runnable work.
     heartbeats: usize,
     wave: Option<WaveState>,
-    /// The times of the queued arrival and finish events (as bits of non-negative numbers,
-    /// which order as the numbers do), so that a heartbeat finds the next event that can make
-    /// work runnable without searching the queue.
-    progress_times: BinaryHeap<std::cmp::Reverse<u64>>,
     /// (`changes` count, machines whose last heartbeat came back empty and stable at it).
     stable: (u64, usize),
 }
@@ -445,12 +438,10 @@ fn run_inner(
         runnable_jobs: 0,
         done_jobs: 0,
         scratch: Vec::new(),
-        progress_events: 0,
         stalled: 0,
         changes: 0,
         heartbeats: 0,
         wave,
-        progress_times: BinaryHeap::new(),
         stable: (u64::MAX, 0),
     };
     for (i, j) in workload.jobs.iter().enumerate() {
@@ -474,15 +465,11 @@ fn run_inner(
             sim.cfg.deadline.check(&format!("the replay under {} (at simulated time {time} s)", policy.name()))?;
         }
         sim.now = time;
-        if !matches!(event, Event::Heartbeat(_)) {
-            sim.progress_events -= 1;
-            sim.progress_times.pop();
-        }
         match event {
             Event::Arrival(j) => sim.arrive(policy, j),
             Event::Heartbeat(k) => {
                 let launched = sim.heartbeat(policy, k as usize);
-                if launched == 0 && sim.progress_events == 0 {
+                if launched == 0 && sim.events.progress_events() == 0 {
                     // Only heartbeats are left: if a whole round of them launches nothing, no
                     // later one will either.
                     sim.stalled += 1;
@@ -510,8 +497,8 @@ fn run_inner(
                 // until then would return at once (counted in the second case, as they were).
                 let all_idle = sim.stable.0 == sim.changes && sim.stable.1 == m;
                 if sim.runnable_jobs == 0 || all_idle {
-                    if let Some(&std::cmp::Reverse(bits)) = sim.progress_times.peek() {
-                        let (at, skipped) = quiet_until(next, sim.cfg.heartbeat, f64::from_bits(bits));
+                    if let Some(until) = sim.events.next_progress() {
+                        let (at, skipped) = quiet_until(next, sim.cfg.heartbeat, until);
                         next = at;
                         if sim.runnable_jobs > 0 {
                             sim.heartbeats += skipped as usize;
@@ -641,10 +628,6 @@ fn check_clock(workload: &Workload, cluster: &Cluster, cfg: &SimConfig) -> Resul
 
 impl<'w> Sim<'w> {
     fn push(&mut self, time: f64, event: Event) {
-        if !matches!(event, Event::Heartbeat(_)) {
-            self.progress_events += 1;
-            self.progress_times.push(std::cmp::Reverse((time + 0.0).to_bits()));
-        }
         self.events.push(time, event);
     }
 
