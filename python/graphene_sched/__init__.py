@@ -18,7 +18,7 @@ Options
     Keyword options are the CLI's flags with underscores: ``seed``, ``format``, ``query``,
     ``job`` (a Spark log's job), ``tez_dag`` (the CLI's ``--dag``: a Tez history's DAG by name, id or index), ``executors``, ``demands``, ``machines``, ``capacity`` (a dict or ``"cpu=16,mem=64"``),
     ``no_overbook``, ``speeds``, ``bandwidth``, ``grid_step``, ``max_trouble``, ``no_cuts``,
-    ``placement``, ``threads``, ``no_timing``; replays add ``kappa``, ``tetris_kappa``, ``tetris_overbook_limit``, ``tetris_srpt_scale``, ``cs_accounting``, ``cs_user_limit_factor``, ``cs_am``, ``cs_assignments_per_heartbeat``, ``cs_reservations``, ``cs_tez_order``, ``periodic_heartbeats``, ``sticky``, ``container_overhead``, ``online_rules``, ``srpt_term``, ``eta``, ``rp``,
+    ``placement``, ``threads``, ``no_timing``; replays add ``kappa``, ``tetris_kappa``, ``tetris_overbook_limit``, ``tetris_srpt_scale``, ``cs_accounting``, ``cs_user_limit_factor``, ``cs_am``, ``cs_assignments_per_heartbeat``, ``cs_reservations``, ``cs_tez_order``, ``periodic_heartbeats``, ``sticky``, ``container_overhead``, ``online_rules``, ``srpt_term``, ``graphene_rm``, ``eta``, ``rp``,
     ``overbook_limit``, ``fairness``, ``charge``, ``queues``, ``heartbeat``, ``misestimate``,
     ``misestimate_what``, ``spread_queues``, ``trace_format``, ``decima_model``, ``waves`` (a
     path: the ``gen-trace --waves-out`` sidecar, for spark-sched-sim's wave- and

@@ -221,6 +221,7 @@ pub(crate) fn replay_opts(o: &Opts) -> PyResult<ReplayOptions> {
         container_overhead: o.take("container_overhead")?.unwrap_or(0.0),
         online_rules: o.take("online_rules")?.unwrap_or(d.online_rules),
         srpt_term: o.take("srpt_term")?.unwrap_or(d.srpt_term),
+        graphene_rm: o.take("graphene_rm")?.unwrap_or(false),
         eta: o.take_any("eta")?.map(|k| k.str().map(|s| s.to_string())).transpose()?.unwrap_or(d.eta),
         rp: o.take("rp")?,
         overbook_limit: o.take("overbook_limit")?,

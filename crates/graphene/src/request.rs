@@ -12,7 +12,7 @@ use crate::compare::{compare_each, summarize, Row};
 use crate::fairness::FairnessMode;
 use crate::formats::{self, Format, LoadOptions};
 use crate::metrics;
-use crate::model::{Cluster, ClusterSpec, Dag, Workload};
+use crate::model::{Cluster, ClusterSpec, Dag, Workload, MAX_RESOURCES};
 use crate::offline::PlacementKey;
 use crate::online::{self, Charge, Eta, GrapheneOnline, OnlineSettings, SrptTerm};
 use crate::sim::{self, Misestimated, SimConfig, SimResult};
@@ -504,6 +504,10 @@ pub struct ReplayOptions {
     pub online_rules: String,
     /// `--srpt-term`: "work" (the paper's) or "rank".
     pub srpt_term: String,
+    /// `--graphene-rm`: `graphene` as graphene's scheduler in YARN's ResourceManager sees the
+    /// cluster (remaining work by container size, priScore from the YARN priority, memory the
+    /// only resource refused, the others overbooked at no cost).
+    pub graphene_rm: bool,
     pub eta: String,
     pub rp: Option<f64>,
     pub overbook_limit: Option<f64>,
@@ -550,6 +554,7 @@ impl Default for ReplayOptions {
             container_overhead: 0.0,
             online_rules: "default".into(),
             srpt_term: "work".into(),
+            graphene_rm: false,
             eta: "auto".into(),
             rp: None,
             overbook_limit: None,
@@ -769,11 +774,34 @@ impl ReplayOptions {
         } else {
             c.spec()?
         };
-        let cluster = c.named(spec.resolve(&resources))?;
+        let mut cluster = c.named(spec.resolve(&resources))?;
         let shares = shares(self.queues.as_deref(), &workload)?;
+        let mut graphene = self.graphene_config(&shares)?;
+        let mut unaccounted = [false; MAX_RESOURCES];
+        if self.graphene_rm {
+            // The ResourceManager refuses memory only: every other resource may be overbooked,
+            // at no cost; the offline constructor's priScores stay those of the cluster given.
+            let Some(m) = cluster.resources.iter().position(|r| r == "mem") else {
+                return Err(Error::Usage(format!(
+                    "--graphene-rm needs a resource named mem (the only one YARN's ResourceManager refuses); \
+                     the cluster has {}",
+                    cluster.resources.join(", ")
+                )));
+            };
+            graphene.rm_work = true;
+            graphene.rm_priority = true;
+            graphene.rm_fit = Some(m);
+            graphene.offline_overbook = Some(cluster.overbook);
+            for r in 0..cluster.resources.len() {
+                if r != m {
+                    cluster.overbook[r] = true;
+                    unaccounted[r] = true;
+                }
+            }
+        }
         let settings = OnlineSettings {
             shares: shares.clone(),
-            graphene: self.graphene_config(&shares)?,
+            graphene,
             seed: self.seed,
             tetris_kappa: parse_kappa("--tetris-kappa", self.tetris_kappa.as_deref(), None)?,
             cs_accounting: online::CsAccounting::by_name(&self.cs_accounting)?,
@@ -828,6 +856,7 @@ impl ReplayOptions {
             container_overhead: self.container_overhead,
             // Last, as the CLI always checked it: after every other option.
             waves: self.waves(&workload)?,
+            unaccounted,
         };
         // Empty when the reader left nothing out.
         let skipped = if skipped.is_empty() { String::new() } else { skipped.to_string() };

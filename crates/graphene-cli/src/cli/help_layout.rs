@@ -79,6 +79,7 @@ const HEADINGS: &[(&str, &[&str])] = &[
             "charge",
             "online-rules",
             "srpt-term",
+            "graphene-rm",
             "tetris-kappa",
             "tetris-overbook-limit",
             "tetris-srpt-scale",

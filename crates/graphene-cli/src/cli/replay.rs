@@ -70,6 +70,14 @@ pub struct Common {
     /// scaled to [0, 1], times eta x the mean packing score; see BENCHMARKS' online robustness).
     #[arg(long, value_name = "TERM", default_value = "work", value_parser = ["work", "rank"])]
     pub srpt_term: String,
+    /// graphene: model graphene's scheduler in YARN's ResourceManager
+    /// (integrations/yarn-scheduler) for fidelity against it: a job's remaining work sums its
+    /// runnable tasks' sizes (no durations), a task's priScore is 1 / (1 + p) with p its YARN
+    /// priority (its rank in graphene's order, as export-trace writes it), and memory (resource
+    /// `mem`) is the only resource refused: the others are overbooked freely and the overload
+    /// slows no task, as in SLS. The graphene scheduler only.
+    #[arg(long)]
+    pub graphene_rm: bool,
     /// graphene: weight of shortest-remaining-work against packing x priority, or "auto".
     #[arg(long, value_name = "E|auto", default_value = "auto")]
     pub eta: String,
@@ -226,6 +234,7 @@ impl Common {
             container_overhead: self.container_overhead,
             online_rules: self.online_rules.clone(),
             srpt_term: self.srpt_term.clone(),
+            graphene_rm: self.graphene_rm,
             eta: self.eta.clone(),
             rp: self.rp,
             overbook_limit: self.overbook_limit,

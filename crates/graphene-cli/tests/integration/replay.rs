@@ -137,6 +137,8 @@ fn bad_replay_flags_are_clear_errors() {
         (vec!["--cs-assignments-per-heartbeat", "0"], "at least 1"),
         (vec!["--container-overhead", "-1"], "container overhead"),
         (vec!["--container-overhead", "inf"], "container overhead"),
+        (vec!["--graphene-rm"], "graphene scheduler only, not to 'cs'"),
+        (vec!["--graphene-rm", "--scheduler", "graphene+cs"], "graphene scheduler only"),
     ] {
         let mut args: Vec<std::ffi::OsString> = vec!["replay".into(), trace.clone().into()];
         args.extend(flags.iter().map(|f| f.into()));
@@ -500,5 +502,42 @@ fn accruing_charges_serve_the_queue_a_long_job_keeps_waiting() {
             let b = std::fs::read(dir.path().join(format!("{}-2", scheduler[0])).join(f)).unwrap();
             assert!(a == b, "{scheduler:?}: {f} differs between two runs");
         }
+    }
+}
+
+/// `--graphene-rm` (graphene as its scheduler in YARN's ResourceManager sees the cluster): one
+/// job of two 10 s tasks of 2 cores and 1 GB on a machine of 2 cores and 8 GB. Plain graphene
+/// holds cores to capacity, so the tasks run one after the other (JCT 20); under
+/// `--graphene-rm` only memory is refused, both run at 0 with the cores overbooked, and the
+/// overload slows neither (JCT 10). The replay passed the replay checker (it wrote outputs).
+#[test]
+fn graphene_rm_refuses_memory_only() {
+    let dir = tempdir();
+    let trace = write(
+        dir.path(),
+        "t.csv",
+        "job,arrival,queue,stage,tasks,duration,cpu,mem,disk,net,parents,durations\nA,0,q0,s,2,10,2,1,0,0,,\n",
+    );
+    for (rm, jct) in [(false, 20.0), (true, 10.0)] {
+        let out = dir.path().join(format!("rm-{rm}"));
+        let mut args: Vec<std::ffi::OsString> = vec![
+            "replay".into(),
+            trace.clone().into(),
+            "--machines".into(),
+            "1".into(),
+            "--capacity".into(),
+            "cpu=2,mem=8".into(),
+            "--scheduler".into(),
+            "graphene".into(),
+            "--out".into(),
+            out.clone().into(),
+            "-q".into(),
+        ];
+        if rm {
+            args.push("--graphene-rm".into());
+        }
+        let r = run(&args);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        assert_eq!(jcts(&out), vec![("A".into(), jct)], "--graphene-rm {rm}");
     }
 }

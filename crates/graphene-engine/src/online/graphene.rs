@@ -160,6 +160,25 @@ pub struct GrapheneOnline {
     pub paper_rules: bool,
     /// The SRPT term's units.
     pub srpt_term: SrptTerm,
+    /// As graphene's scheduler in YARN's ResourceManager (`replay --graphene-rm`,
+    /// [`super::yarn_rm`]), which knows no durations: a job's remaining work is the sum over
+    /// its outstanding (runnable, not yet launched) tasks of their demand over the cluster's,
+    /// every task counting one time unit.
+    pub rm_work: bool,
+    /// As the ResourceManager: a task's priScore is 1 / (1 + p), p its YARN priority, which the
+    /// AM sets from the job's priScores ranked (1 for the highest, [`super::yarn_priorities`],
+    /// what `export-trace --order graphene` writes).
+    pub rm_priority: bool,
+    /// As the ResourceManager: a task fits when this resource (memory) fits what is free; the
+    /// others are never refused (nor given an overbooking allowance), and pScore reads what is
+    /// free of them (below 0 counts 0). The simulator must let those resources be overbooked
+    /// ([`crate::sim::SimConfig::unaccounted`]).
+    pub rm_fit: Option<usize>,
+    /// The resources the offline constructor may overbook when it computes priScores (`None`:
+    /// those the simulator lets be overbooked). `--graphene-rm` makes every resource but memory
+    /// overbookable in the simulator; the priScores stay those of the cluster as given, as
+    /// `export-trace` computes them.
+    pub offline_overbook: Option<[bool; MAX_RESOURCES]>,
 }
 
 impl Default for GrapheneOnline {
@@ -182,6 +201,10 @@ impl Default for GrapheneOnline {
             offline_machines: 10,
             paper_rules: false,
             srpt_term: SrptTerm::Work,
+            rm_work: false,
+            rm_priority: false,
+            rm_fit: None,
+            offline_overbook: None,
         }
     }
 }
@@ -330,6 +353,29 @@ pub(crate) fn packing_score(demand: &[f64], left: &[f64], cap: &[f64]) -> f64 {
     p
 }
 
+/// The ResourceManager's priScore of YARN priority `p` (lower runs first): 1 / (1 + p).
+pub(crate) fn rm_priority_score(p: u32) -> f64 {
+    1.0 / (1.0 + p as f64)
+}
+
+/// A job's remaining work as the ResourceManager sees it: the sum over its outstanding
+/// requests (runnable tasks, less the `skip(stage)` this heartbeat already took from each
+/// runnable stage's end) of the demand over the cluster's, each counting one time unit.
+fn rm_outstanding_work(view: &View, total: &ResVec, job: u32, skip: &impl Fn(u32) -> usize) -> f64 {
+    let st = view.job_state(job);
+    let mut w = 0.0;
+    for &s in st.runnable_stages.iter() {
+        for &t in st.runnable_in(s).iter().rev().skip(skip(s)) {
+            let d = view.requested(job, t);
+            let norm: f64 = (0..view.dims).filter(|&r| total.0[r] > 0.0).map(|r| d.0[r].max(0.0) / total.0[r]).sum();
+            if norm.is_finite() {
+                w += norm;
+            }
+        }
+    }
+    w
+}
+
 /// priScore relative to the job's frontier (the largest priScore among the tasks the job
 /// would launch next): the job's next task in its preferred order scores 1.
 pub(crate) fn relative_priority(pri: f64, frontier: f64) -> f64 {
@@ -396,8 +442,14 @@ impl Policy for Graphene {
         for r in 0..view.dims {
             overbook[r] = !view.hard[r];
         }
-        let pri =
+        if let Some(o) = self.cfg.offline_overbook {
+            overbook = o;
+        }
+        let mut pri =
             self.cache.scores(dag, |t| (view.estimated_duration(job, t), view.requested(job, t)), view.caps, overbook);
+        if self.cfg.rm_priority {
+            pri = Arc::new(super::yarn_priorities(&pri).into_iter().map(|p| rm_priority_score(p) as f32).collect());
+        }
         let srpt = (0..dag.len() as u32).map(|t| super::work(view, &total, job, t)).sum();
         let local = dag.stages.iter().any(|s| s.parents.iter().any(|e| e.kind == EdgeKind::OneToOne));
         let place = local.then(|| vec![u32::MAX; dag.len()]);
@@ -427,6 +479,18 @@ impl Policy for Graphene {
             if !view.hard[r] {
                 empty_soft[r] = free.0[r] >= cap.0[r] * (1.0 - CAPACITY_EPS);
                 left.0[r] += (ob - 1.0) * cap.0[r];
+            }
+        }
+        // What pScore reads: what `left` holds, but under `rm_fit` what is free itself, as
+        // `left` then holds only the refused resource (the others unbounded).
+        let mut pleft = left;
+        if let Some(m) = self.cfg.rm_fit {
+            pleft = *free;
+            for r in 0..view.dims {
+                empty_soft[r] = false;
+                if r != m {
+                    left.0[r] = f64::INFINITY;
+                }
             }
         }
         self.pending.clear();
@@ -499,8 +563,9 @@ impl Policy for Graphene {
                 } else {
                     info.heads.max()
                 };
+                let srpt = if self.cfg.rm_work { rm_outstanding_work(view, &total, job, &skip) } else { info.srpt };
                 for &(s, t, d) in &fitting {
-                    let mut p = packing_score(&d.0[..view.dims], &left.0[..view.dims], &cap.0[..view.dims]);
+                    let mut p = packing_score(&d.0[..view.dims], &pleft.0[..view.dims], &cap.0[..view.dims]);
                     if let Some(place) = &info.place {
                         let task = &dag.tasks[t as usize];
                         let remote = dag.stages[s as usize].parents.iter().any(|e| {
@@ -523,7 +588,7 @@ impl Policy for Graphene {
                         stage: s,
                         group: view.queue(job) as usize,
                         p: p * pri,
-                        srpt: info.srpt,
+                        srpt,
                         perf: 0.0,
                     });
                 }
@@ -637,6 +702,7 @@ impl Policy for Graphene {
                         }
                         tentative.charge_among(c.group, f, contending);
                         left.sub_assign(&d);
+                        pleft.sub_assign(&d);
                         for r in 0..view.dims {
                             if d.0[r] > 0.0 {
                                 empty_soft[r] = false;
@@ -877,6 +943,89 @@ mod tests {
         assert_eq!(jcts(&cs), vec![151.0, 202.0]);
         assert_eq!(jcts(&gr), vec![101.0, 152.0]);
         assert!(avg(&gr) < avg(&f) && avg(&gr) < avg(&cs));
+    }
+
+    fn rm_workload(jobs: &[(&str, &str)], cap: &[(&str, f64)], soft: &[&str]) -> (Workload, crate::model::Cluster) {
+        let jobs: Vec<Job> = jobs
+            .iter()
+            .map(|(name, text)| Job {
+                name: name.to_string(),
+                arrival: 0.0,
+                queue: "q".into(),
+                dag: parse_dags(text, "rm.json", &LoadOptions::default()).unwrap().remove(0),
+            })
+            .collect();
+        let resources = jobs[0].dag.resources.clone();
+        let mut spec = ClusterSpec::uniform(1, cap.iter().map(|&(r, v)| (r.to_string(), v)).collect());
+        spec.overbook = soft.iter().map(|s| s.to_string()).collect();
+        (Workload { jobs }, spec.resolve(&resources).unwrap())
+    }
+
+    fn starts(r: &SimResult) -> Vec<(u32, u32, f64)> {
+        let mut v: Vec<(u32, u32, f64)> = r.runs.iter().map(|t| (t.job, t.task, t.start)).collect();
+        v.sort_by(|a, b| a.2.total_cmp(&b.2).then(a.0.cmp(&b.0)).then(a.1.cmp(&b.1)));
+        v
+    }
+
+    /// `rm_work`: job A is one 10 s task filling the machine (cpu 4, mem 4 of 4 and 4), job B
+    /// three 1 s tasks of the same size. Remaining work weighted by duration: A 10 x 2 = 20,
+    /// B 3 x 2 = 6, so B goes first (JCTs A 13, B 3). Counted by container size as the
+    /// ResourceManager does: A 2, B 6, so A goes first (A 10, B 13).
+    #[test]
+    fn rm_work_counts_outstanding_containers_by_size() {
+        let a = r#"{"name": "a", "resources": ["cpu", "mem"],
+            "stages": [{"id": "s", "tasks": 1, "duration": 10, "demands": {"cpu": 4, "mem": 4}}]}"#;
+        let b = r#"{"name": "b", "resources": ["cpu", "mem"],
+            "stages": [{"id": "s", "tasks": 3, "duration": 1, "demands": {"cpu": 4, "mem": 4}}]}"#;
+        let (w, c) = rm_workload(&[("A", a), ("B", b)], &[("cpu", 4.0), ("mem", 4.0)], &[]);
+        let mut g = Graphene::new(GrapheneOnline::default());
+        assert_eq!(jcts(&run(&w, &c, &mut g, &SimConfig::default()).unwrap()), vec![13.0, 3.0]);
+        let mut g = Graphene::new(GrapheneOnline { rm_work: true, ..Default::default() });
+        assert_eq!(jcts(&run(&w, &c, &mut g, &SimConfig::default()).unwrap()), vec![10.0, 13.0]);
+    }
+
+    /// `rm_priority`: one job of two root stages on a machine of cpu 4, mem 4: `a` (one 10 s
+    /// task of cpu 1, mem 1) and `b` (one 1 s task of cpu 4, mem 4). The cheap rule ranks `a`
+    /// first (longer path to the end): priScores 1 and 0, so `b` scores 0 and `a` (pScore
+    /// 1/4 + 1/4 = 0.5) starts at 0, `b` at 10 when it fits. As YARN priorities `a` is 1 and
+    /// `b` 2, priScores 1/2 and 1/3, relative 1 and 2/3: `b` scores 2 x 2/3 = 1.33 against
+    /// `a`'s 0.5 and starts at 0, `a` at 1.
+    #[test]
+    fn rm_priority_scores_the_yarn_priority() {
+        let j = r#"{"name": "j", "resources": ["cpu", "mem"],
+            "stages": [{"id": "a", "tasks": 1, "duration": 10, "demands": {"cpu": 1, "mem": 1}},
+                       {"id": "b", "tasks": 1, "duration": 1, "demands": {"cpu": 4, "mem": 4}}]}"#;
+        let (w, c) = rm_workload(&[("J", j)], &[("cpu", 4.0), ("mem", 4.0)], &[]);
+        assert_eq!(super::super::yarn_priorities(&[1.0, 0.0]), vec![1, 2]);
+        let mut g = Graphene::new(GrapheneOnline::default());
+        assert_eq!(starts(&run(&w, &c, &mut g, &SimConfig::default()).unwrap()), vec![(0, 0, 0.0), (0, 1, 10.0)]);
+        let mut g = Graphene::new(GrapheneOnline { rm_priority: true, ..Default::default() });
+        assert_eq!(starts(&run(&w, &c, &mut g, &SimConfig::default()).unwrap()), vec![(0, 1, 0.0), (0, 0, 1.0)]);
+    }
+
+    /// `rm_fit`: two 10 s tasks of cpu 4, mem 1 on a machine of cpu 4, mem 8. Held to its
+    /// cores the machine runs them one after the other (JCT 20). Refusing memory only (cpu
+    /// overbookable in the cluster), both start at 0: with cpu unaccounted nothing slows (JCT
+    /// 10); were the overload to slow them (cpu merely overbookable), both would run at half
+    /// speed (JCT 20).
+    #[test]
+    fn rm_fit_refuses_memory_only() {
+        let j = r#"{"name": "j", "resources": ["cpu", "mem"],
+            "stages": [{"id": "s", "tasks": 2, "duration": 10, "demands": {"cpu": 4, "mem": 1}}]}"#;
+        let (w, c) = rm_workload(&[("J", j)], &[("cpu", 4.0), ("mem", 8.0)], &[]);
+        let mut g = Graphene::new(GrapheneOnline::default());
+        let r = run(&w, &c, &mut g, &SimConfig::default()).unwrap();
+        assert_eq!((jcts(&r), starts(&r)), (vec![20.0], vec![(0, 0, 0.0), (0, 1, 10.0)]));
+        let (w, c) = rm_workload(&[("J", j)], &[("cpu", 4.0), ("mem", 8.0)], &["cpu"]);
+        let rm =
+            GrapheneOnline { rm_fit: Some(1), offline_overbook: Some([false; MAX_RESOURCES]), ..Default::default() };
+        let mut unaccounted = [false; MAX_RESOURCES];
+        unaccounted[0] = true;
+        let cfg = SimConfig { unaccounted, ..SimConfig::default() };
+        let r = run(&w, &c, &mut Graphene::new(rm.clone()), &cfg).unwrap();
+        assert_eq!((jcts(&r), starts(&r)), (vec![10.0], vec![(0, 0, 0.0), (0, 1, 0.0)]));
+        let r = run(&w, &c, &mut Graphene::new(rm), &SimConfig::default()).unwrap();
+        assert_eq!((jcts(&r), starts(&r)), (vec![20.0], vec![(0, 0, 0.0), (0, 1, 0.0)]));
     }
 
     /// A single copy: Graphene's offline order (s1, s2, s3, then the long tasks) is followed:

@@ -27,7 +27,7 @@ pub use capacity::{CapacityScheduler, CsAccounting, CsYarn};
 pub use fifo::Fifo;
 pub use graphene::{Charge, Eta, Graphene, GrapheneOnline, SrptTerm, CHARGE_WINDOW_S};
 pub use plan::{GraphenePlan, PlanOptions};
-pub use priority_cache::PriorityCache;
+pub use priority_cache::{yarn_priorities, PriorityCache};
 pub use slearn::{pilots_for, Estimate, SLearn, THIN_LIMIT};
 pub use sticky::{kept_if, Sticky};
 pub use tetris::{SrptScale as TetrisSrptScale, Tetris};
@@ -88,6 +88,14 @@ pub const NAMES: &[&str] = &[
 
 /// Builds the online scheduler called `name` (kept on each machine's job with `s.sticky`).
 pub fn by_name(name: &str, s: &OnlineSettings) -> crate::Result<Box<dyn Policy>> {
+    let g = &s.graphene;
+    if name != "graphene" && (g.rm_work || g.rm_priority || g.rm_fit.is_some()) {
+        // The cluster was made to let every resource but memory be overbooked for it.
+        return Err(crate::Error::Usage(format!(
+            "--graphene-rm models graphene's scheduler in YARN's ResourceManager: it applies to the \
+             graphene scheduler only, not to '{name}'"
+        )));
+    }
     let policy = unwrapped(name, s)?;
     Ok(if s.sticky { Box::new(sticky::Sticky::new(policy)) } else { policy })
 }

@@ -152,6 +152,20 @@ impl PriorityCache {
     }
 }
 
+/// The YARN priority of each task under priScores `scores` (lower runs first): 1 for the
+/// highest score, then 2, ...; equal scores go in task order (a topological order, so a parent
+/// tied with its child still comes first). What `export-trace --order graphene` writes for the
+/// AM, and what the simulator's `graphene` policy scores under [`super::GrapheneOnline::rm_priority`].
+pub fn yarn_priorities(scores: &[f32]) -> Vec<u32> {
+    let mut ids: Vec<usize> = (0..scores.len()).collect();
+    ids.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+    let mut pri = vec![0u32; scores.len()];
+    for (r, &t) in ids.iter().enumerate() {
+        pri[t] = r as u32 + 1;
+    }
+    pri
+}
+
 /// Breadth-first level, then longest path to the end (estimated durations), then id; rank r of
 /// n gets 1 - r / (n - 1).
 fn cheap_scores(dag: &Dag, est: &impl Fn(u32) -> (f64, ResVec)) -> Vec<f32> {

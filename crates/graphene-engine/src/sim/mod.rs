@@ -63,6 +63,11 @@ pub struct SimConfig {
     /// Wave- and parallelism-dependent realized durations (`replay --waves`, [`waves`]): off
     /// (`None`) by default, when every task runs its trace duration.
     pub waves: Option<waves::Waves>,
+    /// Resources no scheduler accounts (`replay --graphene-rm`: every resource but memory, as
+    /// YARN's ResourceManager under graphene's scheduler or a memory-only calculator): when the
+    /// cluster lets them be overbooked, the overload slows no task (SLS's containers only sleep).
+    /// None by default: an overbooked resource slows the tasks on its machine.
+    pub unaccounted: [bool; MAX_RESOURCES],
 }
 
 impl Default for SimConfig {
@@ -77,6 +82,7 @@ impl Default for SimConfig {
             periodic_only: false,
             container_overhead: 0.0,
             waves: None,
+            unaccounted: [false; MAX_RESOURCES],
         }
     }
 }
@@ -769,7 +775,7 @@ impl<'w> Sim<'w> {
         let mach = &self.machines[k];
         let mut over: f64 = 1.0;
         for r in 0..dims {
-            if !hard[r] && mach.cap.0[r] > 0.0 {
+            if !hard[r] && !self.cfg.unaccounted[r] && mach.cap.0[r] > 0.0 {
                 over = over.max(mach.load.0[r] / mach.cap.0[r]);
             }
         }

@@ -307,7 +307,7 @@ pub fn task_priorities(dag: &Dag, order: TraceOrder, cluster: &Cluster, cache: &
                 &cluster.machines,
                 cluster.overbook,
             );
-            rank_desc(&scores.iter().map(|&s| s as f64).collect::<Vec<f64>>())
+            crate::online::yarn_priorities(&scores)
         }
     }
 }
