@@ -152,6 +152,21 @@ def test_gen_trace_and_replay_match_the_cli(cli, tmp_path):
         assert len(r.jobs) == 12 and all(j["jct"] > 0 for j in r.jobs)
 
 
+def test_graphene_rm_replay_matches_the_cli(cli, tmp_path):
+    # The replay of graphene's ResourceManager scheduler (memory-only refusal, YARN priorities,
+    # remaining work by container size): the keyword gives the CLI flag's files, which differ
+    # from the plain graphene replay's.
+    path = tmp_path / "t.csv"
+    graphene_sched.gen_trace(["traces/example.json", "tests/data/tpch-2g-q6.json"], 12, "poisson:20", 2, seed=7).save(path)
+    out = tmp_path / "rm"
+    cli("replay", str(path), "--scheduler", "graphene", "--graphene-rm", "--out", str(out), "--no-timing", "-q", "--seed", "1")
+    r = graphene_sched.replay(str(path), scheduler="graphene", graphene_rm=True, no_timing=True, seed=1)
+    assert r.summary_json == (out / "summary.json").read_bytes()
+    assert r.jobs_csv == (out / "jobs.csv").read_text()
+    plain = graphene_sched.replay(str(path), scheduler="graphene", no_timing=True, seed=1)
+    assert plain.jobs_csv != r.jobs_csv
+
+
 def test_to_pandas_where_installed():
     pd = pytest.importorskip("pandas")
     s = graphene_sched.build_schedule("traces/example.json")
