@@ -213,6 +213,13 @@ def execute(
         timeout = _number("timeout", timeout)
         if not (timeout > 0):
             raise UsageError(f"timeout: {timeout} must be a number > 0 or None")
+    from dask.base import is_dask_collection  # noqa: PLC0415
+
+    if is_dask_collection(dag):
+        raise UsageError(
+            f"dag: execute runs a graphene DAG (a path, a dict or a graphene_sched.Dag), not a Dask {_tname(dag)}: "
+            "to compute a Dask collection in graphene's order, compute what graphene_sched.dask.prioritize(...) returns"
+        )
     load_keys = {"format", "query", "executors", "demands", "seed"}
     load_opts = {k: v for k, v in opts.items() if k in load_keys}
     cluster_keys = {"machines", "capacity", "no_overbook"}

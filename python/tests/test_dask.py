@@ -117,6 +117,10 @@ def test_bad_arguments_raise_before_anything_starts():
     ]:
         with pytest.raises(graphene_sched.UsageError, match=msg):
             gd.execute("traces/example.json", **kw)
+    import dask
+
+    with pytest.raises(graphene_sched.UsageError, match=r"^dag: execute runs a graphene DAG .* not a Dask Delayed: .*prioritize"):
+        gd.execute(dask.delayed(sum)([1, 2]))
     with pytest.raises(graphene_sched.UsageError, match=r"^cluster: expected a graphene_sched.Cluster"):
         gd.local_cluster({"machines": []}, ["cpu"])
     with pytest.raises(graphene_sched.UsageError, match=r"^dag: expected a graphene_sched.Dag \(read_dag reads one\), not str$"):
