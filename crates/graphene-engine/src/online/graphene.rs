@@ -45,6 +45,7 @@
 //! * Bundling: one pass scores all candidates; the best `bundle` of them are walked in order and
 //!   each stage yields as many tasks as fit; a new pass runs only if the last one allocated.
 
+use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
@@ -217,6 +218,10 @@ struct JobInfo {
     srpt: f64,
     /// Machine each task was placed on, for jobs with one-to-one edges only.
     place: Option<Vec<u32>>,
+    /// Under `rm_work`: the job's outstanding work as [`rm_outstanding_work`] last summed it with
+    /// nothing taken, NaN once a launch or finish of the job changed its runnable tasks. Most
+    /// jobs do not change between heartbeats, so the sum is not walked again for each of them.
+    rm_work: Cell<f64>,
 }
 
 #[derive(Clone, Copy)]
@@ -459,7 +464,7 @@ impl Policy for Graphene {
         for (i, &s) in st.runnable_stages.iter().enumerate() {
             heads.set(s, Some(pri.get(st.runnable_heads[i] as usize).copied().unwrap_or(0.0) as f64));
         }
-        self.jobs.insert(job, JobInfo { pri, heads, srpt, place });
+        self.jobs.insert(job, JobInfo { pri, heads, srpt, place, rm_work: Cell::new(f64::NAN) });
         self.accruing.arrived(&mut self.deficits, view);
     }
 
@@ -563,7 +568,16 @@ impl Policy for Graphene {
                 } else {
                     info.heads.max()
                 };
-                let srpt = if self.cfg.rm_work { rm_outstanding_work(view, &total, job, &skip) } else { info.srpt };
+                let srpt = if !self.cfg.rm_work {
+                    info.srpt
+                } else if touched {
+                    rm_outstanding_work(view, &total, job, &skip)
+                } else {
+                    if info.rm_work.get().is_nan() {
+                        info.rm_work.set(rm_outstanding_work(view, &total, job, &|_| 0));
+                    }
+                    info.rm_work.get()
+                };
                 for &(s, t, d) in &fitting {
                     let mut p = packing_score(&d.0[..view.dims], &pleft.0[..view.dims], &cap.0[..view.dims]);
                     if let Some(place) = &info.place {
@@ -760,6 +774,7 @@ impl Policy for Graphene {
         let w = super::work(view, &total, t.job, t.task);
         if let Some(info) = self.jobs.get_mut(&t.job) {
             info.srpt = (info.srpt - w).max(0.0);
+            info.rm_work.set(f64::NAN);
         }
         let stage = view.dag(t.job).tasks[t.task as usize].stage;
         self.refresh_head(view, t.job, stage);
@@ -771,6 +786,9 @@ impl Policy for Graphene {
         if st.finish.is_some() {
             self.jobs.remove(&t.job);
             return;
+        }
+        if let Some(info) = self.jobs.get(&t.job) {
+            info.rm_work.set(f64::NAN);
         }
         // The finish may have released tasks of the stage's children: one-to-one children
         // task by task, all-to-all ones when the whole stage is done.
