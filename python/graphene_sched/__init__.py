@@ -140,6 +140,12 @@ def _tname(v: Any) -> str:
     return "None" if v is None else type(v).__name__
 
 
+def _missing_extra(module: str, needs: str, extra: str, e: ImportError) -> ImportError:
+    """The error a module of an optional extra raises when one of its dependencies is missing:
+    what it needs, which one is missing, and the pip command that installs the extra."""
+    return ImportError(f"{module} needs {needs} ({e.name or e} is missing): pip install 'graphene-sched[{extra}]'", name=e.name)
+
+
 def _write(path: Any, data: Union[str, bytes], what: str = "path") -> None:
     """Writes a file the way the CLI's outputs go: a bad path names the argument
     (:class:`UsageError`), a failed write the file (:class:`GrapheneIOError`)."""

@@ -35,10 +35,9 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optio
 try:
     import distributed  # noqa: F401 - only to say which extra is missing
 except ImportError as e:
-    raise ImportError(
-        f"graphene_sched.dask needs dask[distributed] ({e.name or e} is missing): pip install 'graphene-sched[dask]'",
-        name=e.name,
-    ) from e
+    from . import _missing_extra
+
+    raise _missing_extra("graphene_sched.dask", "dask[distributed]", "dask", e) from e
 
 from . import Cluster, Dag, GrapheneError, Schedule, UsageError, _number, _tname, build_schedule, read_cluster, read_dag, validate
 

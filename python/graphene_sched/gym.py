@@ -45,10 +45,9 @@ try:
     import numpy as np
     from gymnasium import spaces
 except ImportError as e:
-    raise ImportError(
-        f"graphene_sched.gym needs gymnasium and numpy ({e.name or e} is missing): pip install 'graphene-sched[gym]'",
-        name=e.name,
-    ) from e
+    from . import _missing_extra
+
+    raise _missing_extra("graphene_sched.gym", "gymnasium and numpy", "gym", e) from e
 
 from . import PathLike, _index, _tname, _core, _number, _opts, _src, _srcs
 

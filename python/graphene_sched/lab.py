@@ -53,10 +53,9 @@ try:
     import distributed  # noqa: F401 - only to say which extra is missing
     import pyarrow  # noqa: F401
 except ImportError as e:
-    raise ImportError(
-        f"graphene_sched.lab needs dask[distributed] and pyarrow ({e.name or e} is missing): pip install 'graphene-sched[lab]'",
-        name=e.name,
-    ) from e
+    from . import _missing_extra
+
+    raise _missing_extra("graphene_sched.lab", "dask[distributed] and pyarrow", "lab", e) from e
 
 __all__ = ["SpecError", "UnitError", "Spec", "load_spec", "plan", "run", "report", "dump_toml", "main"]
 

@@ -24,10 +24,9 @@ try:
     import pyarrow as pa
     import pyarrow.parquet as pq
 except ImportError as e:
-    raise ImportError(
-        f"graphene_sched.parquet needs pyarrow ({e.name or e} is missing): pip install 'graphene-sched[parquet]'",
-        name=e.name,
-    ) from e
+    from . import _missing_extra
+
+    raise _missing_extra("graphene_sched.parquet", "pyarrow", "parquet", e) from e
 
 from . import GrapheneIOError, PathLike, ReplayResult, UsageError, _folder, _tname, _write
 
