@@ -113,3 +113,64 @@ def test_the_view_is_what_the_policy_believes():
     jobs = [t.job for t in first.runnable]
     assert jobs == sorted(jobs)
     assert all(len(t.demand) == 4 and t.duration > 0 for t in first.runnable)
+
+
+def test_the_stages_and_their_tasks_are_the_runnable_tasks_in_order():
+    """`view.stages` has one entry per runnable stage; each stage's tasks, read through
+    `view.tasks`, are the runnable tasks of that stage in the same order as `view.runnable`, and
+    the stage's demand, duration and task are its next task's. A FIFO over `view.runnable`
+    alone (every task read) gives the same schedule as the example's stage-by-stage one."""
+    seen = []
+
+    class Fifo:
+        def decide(self, view):
+            seen.append(view)
+            left, out, skip = list(view.free), [], None
+            for t in view.runnable:
+                if skip == (t.job, t.stage):
+                    continue
+                if view.fits(t.demand, left):
+                    left = [x - d for x, d in zip(left, t.demand)]
+                    out.append((t.job, t.task))
+                else:
+                    skip = (t.job, t.stage)
+            return out
+
+    ours = gs.replay("traces/small.csv", machines=3, scheduler=Fifo())
+    theirs = gs.replay("traces/small.csv", machines=3, scheduler="fifo")
+    assert ours.schedule_csv == theirs.schedule_csv
+    assert len(seen) > 10
+    multi = 0
+    for view in seen:
+        flat = [t for s in view.stages for t in view.tasks(s)]
+        assert flat == list(view.runnable)
+        for i, s in enumerate(view.stages):
+            tasks = view.tasks(i)
+            assert s.index == i and s.tasks == len(tasks) > 0
+            assert all((t.job, t.stage) == (s.job, s.stage) for t in tasks)
+            assert (s.task, s.demand, s.duration) == (tasks[0].task, tasks[0].demand, tasks[0].duration)
+            multi += s.tasks > 1
+    assert multi > 0  # stages of several runnable tasks were seen, not only singletons
+    with pytest.raises(gs.UsageError, match=r"^stage 9999: the view has \d+ runnable stages$"):
+        seen[0].tasks(9999)
+
+
+def test_a_stable_idle_answer_gives_the_same_replay_with_fewer_calls():
+    """`idle_is_stable = True` (the example's FIFO declares it) lets the simulator skip machines
+    whose empty answer cannot change: the same schedule with fewer calls of decide(); a value
+    that is not a bool is refused."""
+    Fifo = fifo_module().Fifo
+
+    class Asking(Fifo):
+        idle_is_stable = False
+
+    stable = gs.replay("traces/small.csv", machines=3, scheduler=Fifo())
+    asking = gs.replay("traces/small.csv", machines=3, scheduler=Asking())
+    assert stable.schedule_csv == asking.schedule_csv
+    assert 0 < stable.policy_calls < asking.policy_calls
+
+    class Bad(Fifo):
+        idle_is_stable = "yes"
+
+    with pytest.raises(gs.UsageError, match=r"^idle_is_stable: expected True or False, not str$"):
+        gs.replay("traces/small.csv", machines=3, scheduler=Bad())

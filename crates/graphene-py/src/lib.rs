@@ -21,6 +21,7 @@ use graphene::Error;
 
 mod args;
 mod env;
+mod policy_view;
 
 use args::{opt, source, sources, Arg};
 
@@ -371,18 +372,21 @@ fn replay<'py>(
 }
 
 /// `replay` under a policy written in Python: `decide(view)` is called at each heartbeat with
-/// runnable work, `view` a dict (now, machine, free, capacity, hard, runnable: rows of (job,
-/// task, stage, demand, duration)), and returns (job, task) pairs to launch; the library checks
+/// runnable work, `view` a [`policy_view::PolicyView`] (the machine, and the runnable stages
+/// and tasks built on demand), and returns (job, task) pairs to launch; the library checks
 /// them and runs everything else as for the built-in policies. Returns the replay's three files,
-/// the number of calls and the seconds spent in them (Python's side included).
+/// the number of calls and the seconds spent in them (Python's side included). `stable_idle`:
+/// the policy's empty answers depend on the view alone (its `idle_is_stable`).
 #[pyfunction]
-#[pyo3(signature = (trace, trace_name, decide, name, opts=None))]
+#[pyo3(signature = (trace, trace_name, decide, name, stable_idle=false, opts=None))]
+#[allow(clippy::too_many_arguments)]
 fn replay_policy<'py>(
     py: Python<'py>,
     trace: &Bound<'py, PyAny>,
     trace_name: &Bound<'py, PyAny>,
     decide: &Bound<'py, PyAny>,
     name: &Bound<'py, PyAny>,
+    stable_idle: bool,
     opts: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<(String, String, Bound<'py, PyBytes>, u64, f64)> {
     use graphene::online::external::{self, External, Snapshot};
@@ -401,22 +405,10 @@ fn replay_policy<'py>(
     let (calls, spent) = (std::sync::atomic::AtomicU64::new(0), std::sync::Mutex::new(0.0f64));
     let out = run(py, || {
         let setup = ro.setup(&src)?;
-        let mut policy = External::new(name.clone(), |snap: &Snapshot| {
+        let mut policy = External::new(name.clone(), |snap: Snapshot| {
             let t0 = std::time::Instant::now();
             let answer = Python::with_gil(|py| -> PyResult<Vec<(u32, u32)>> {
-                let view = PyDict::new(py);
-                let dims = snap.hard.len();
-                view.set_item("now", snap.now)?;
-                view.set_item("machine", snap.machine)?;
-                view.set_item("free", snap.free.0[..dims].to_vec())?;
-                view.set_item("capacity", snap.capacity.0[..dims].to_vec())?;
-                view.set_item("hard", snap.hard.clone())?;
-                let rows: Vec<(u32, u32, u32, Vec<f64>, f64)> = snap
-                    .runnable
-                    .iter()
-                    .map(|r| (r.job, r.task, r.stage, r.demand.0[..dims].to_vec(), r.duration))
-                    .collect();
-                view.set_item("runnable", rows)?;
+                let view = Bound::new(py, policy_view::PolicyView::new(snap))?;
                 decide.bind(py).call1((view,))?.extract()
             });
             calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -426,7 +418,8 @@ fn replay_policy<'py>(
                 *raised.lock().expect("not poisoned") = Some(e);
                 graphene::Error::Usage(msg)
             })
-        });
+        })
+        .with_stable_idle(stable_idle);
         let result = external::run(&setup.workload, &setup.cluster, &mut policy, &setup.cfg)?;
         request::replay_output(&setup, &trace_name, &ro, name.clone(), result)
     });
@@ -579,5 +572,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SCHEDULERS", graphene::Scheduler::known_names())?;
     m.add("ONLINE_SCHEDULERS", graphene::online::NAMES.to_vec())?;
     env::register(m)?;
+    m.add_class::<policy_view::PolicyView>()?;
     Ok(())
 }

@@ -24,6 +24,18 @@ pub struct Runnable {
     pub duration: f64,
 }
 
+/// A runnable stage in a [`Snapshot`]: its tasks are `runnable[start..start + len]`, lowest id
+/// first. A policy that goes stage by stage (most do: a stage's tasks are alike) reads one
+/// entry per stage and only the tasks of the stages it takes from, so what it costs follows
+/// the stages and the launches, not every runnable task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StageSpan {
+    pub job: u32,
+    pub stage: u32,
+    pub start: usize,
+    pub len: usize,
+}
+
 /// What a policy sees at one heartbeat.
 #[derive(Clone, Debug)]
 pub struct Snapshot {
@@ -39,6 +51,8 @@ pub struct Snapshot {
     /// Every runnable task: jobs in arrival order, each job's runnable stages in stage order,
     /// each stage's tasks lowest id first (the order `fifo` takes them in).
     pub runnable: Vec<Runnable>,
+    /// The runnable stages in the same order, each with its span of `runnable`.
+    pub stages: Vec<StageSpan>,
 }
 
 /// The marker a stopped run unwinds its simulator with.
@@ -49,23 +63,36 @@ pub struct External<F> {
     name: String,
     decide: F,
     error: Option<Error>,
+    stable_idle: bool,
 }
 
 impl<F> External<F>
 where
-    F: FnMut(&Snapshot) -> Result<Vec<(u32, u32)>>,
+    F: FnMut(Snapshot) -> Result<Vec<(u32, u32)>>,
 {
     pub fn new(name: impl Into<String>, decide: F) -> External<F> {
-        External { name: name.into(), decide, error: None }
+        External { name: name.into(), decide, error: None, stable_idle: false }
+    }
+
+    /// Declares that an empty answer of `decide` depends on nothing but the snapshot (not on the
+    /// clock, a random stream or state the call changed), so that the simulator may skip asking
+    /// a machine again until a job arrives or a task launches or ends ([`Policy::idle_is_stable`]).
+    /// The replay is then the same, with fewer calls.
+    pub fn with_stable_idle(mut self, stable: bool) -> Self {
+        self.stable_idle = stable;
+        self
     }
 
     fn snapshot(view: &View, machine: usize, free: &ResVec) -> Snapshot {
         let mut runnable = Vec::new();
+        let mut stages = Vec::new();
         for &job in view.active() {
             let st = view.job_state(job);
             let dag = view.dag(job);
             for &s in &st.runnable_stages {
-                for &t in st.runnable_in(s).iter().rev() {
+                let tasks = st.runnable_in(s);
+                stages.push(StageSpan { job, stage: s, start: runnable.len(), len: tasks.len() });
+                for &t in tasks.iter().rev() {
                     runnable.push(Runnable {
                         job,
                         task: t,
@@ -83,6 +110,7 @@ where
             capacity: view.caps[machine],
             hard: view.hard[..view.dims].to_vec(),
             runnable,
+            stages,
         }
     }
 
@@ -123,10 +151,14 @@ where
 
 impl<F> Policy for External<F>
 where
-    F: FnMut(&Snapshot) -> Result<Vec<(u32, u32)>>,
+    F: FnMut(Snapshot) -> Result<Vec<(u32, u32)>>,
 {
     fn name(&self) -> String {
         self.name.clone()
+    }
+
+    fn idle_is_stable(&self) -> bool {
+        self.stable_idle
     }
 
     fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
@@ -134,7 +166,7 @@ where
         if snap.runnable.is_empty() {
             return;
         }
-        let checked = (self.decide)(&snap).and_then(|l| Self::check(view, free, &l, view.now));
+        let checked = (self.decide)(snap).and_then(|l| Self::check(view, free, &l, view.now));
         match checked {
             Ok(tasks) => out.extend(tasks),
             Err(e) => {
@@ -149,7 +181,7 @@ where
 /// not runnable or does not fit, stops the replay and is returned.
 pub fn run<F>(workload: &Workload, cluster: &Cluster, policy: &mut External<F>, cfg: &SimConfig) -> Result<SimResult>
 where
-    F: FnMut(&Snapshot) -> Result<Vec<(u32, u32)>>,
+    F: FnMut(Snapshot) -> Result<Vec<(u32, u32)>>,
 {
     match catch_unwind(AssertUnwindSafe(|| sim::run(workload, cluster, policy, cfg))) {
         Ok(r) => r,
@@ -181,7 +213,7 @@ mod tests {
         let cfg = SimConfig::default();
         let builtin = sim::run(&w, &c, &mut super::super::Fifo, &cfg).unwrap();
         let mut calls = 0;
-        let mut p = External::new("py-fifo", |s: &Snapshot| {
+        let mut p = External::new("py-fifo", |s: Snapshot| {
             calls += 1;
             let mut left = s.free;
             let mut out = Vec::new();
@@ -206,7 +238,71 @@ mod tests {
         assert!(calls > 0);
     }
 
-    fn error_of<F: FnMut(&Snapshot) -> Result<Vec<(u32, u32)>>>(
+    /// The same FIFO going stage by stage through the spans (reading only the tasks of the stages
+    /// it reaches) gives the same runs, and the spans cover `runnable` exactly, in order.
+    #[test]
+    fn fifo_by_stage_spans_is_the_built_in_fifo() {
+        let (w, c) = setup();
+        let cfg = SimConfig::default();
+        let builtin = sim::run(&w, &c, &mut super::super::Fifo, &cfg).unwrap();
+        let mut p = External::new("py-fifo-stages", |s: Snapshot| {
+            let mut next = 0;
+            for sp in &s.stages {
+                assert_eq!(sp.start, next);
+                assert!(sp.len > 0);
+                assert!(s.runnable[sp.start..sp.start + sp.len].iter().all(|r| (r.job, r.stage) == (sp.job, sp.stage)));
+                next = sp.start + sp.len;
+            }
+            assert_eq!(next, s.runnable.len());
+            let mut left = s.free;
+            let mut out = Vec::new();
+            for sp in &s.stages {
+                for r in &s.runnable[sp.start..sp.start + sp.len] {
+                    if !(0..s.hard.len()).all(|k| !s.hard[k] || r.demand.0[k] <= left.0[k] * (1.0 + 1e-9) + 1e-9) {
+                        break;
+                    }
+                    left.sub_assign(&r.demand);
+                    out.push((r.job, r.task));
+                }
+            }
+            Ok(out)
+        });
+        let ext = run(&w, &c, &mut p, &cfg).unwrap();
+        let key = |r: &SimResult| r.runs.iter().map(|x| (x.job, x.task, x.machine, x.start, x.end)).collect::<Vec<_>>();
+        assert_eq!(key(&ext), key(&builtin));
+    }
+
+    /// Declaring the idle answer stable keeps FIFO's runs and asks fewer times.
+    #[test]
+    fn a_stable_idle_answer_gives_the_same_runs_with_fewer_calls() {
+        let (w, c) = setup();
+        let cfg = SimConfig::default();
+        let fifo = |calls: &mut usize, s: Snapshot| {
+            *calls += 1;
+            let mut left = s.free;
+            let mut out = Vec::new();
+            for sp in &s.stages {
+                for r in &s.runnable[sp.start..sp.start + sp.len] {
+                    if !(0..s.hard.len()).all(|k| !s.hard[k] || r.demand.0[k] <= left.0[k] * (1.0 + 1e-9) + 1e-9) {
+                        break;
+                    }
+                    left.sub_assign(&r.demand);
+                    out.push((r.job, r.task));
+                }
+            }
+            Ok(out)
+        };
+        let (mut plain_calls, mut stable_calls) = (0, 0);
+        let plain = run(&w, &c, &mut External::new("p", |s: Snapshot| fifo(&mut plain_calls, s)), &cfg).unwrap();
+        let stable =
+            run(&w, &c, &mut External::new("s", |s: Snapshot| fifo(&mut stable_calls, s)).with_stable_idle(true), &cfg)
+                .unwrap();
+        let key = |r: &SimResult| r.runs.iter().map(|x| (x.job, x.task, x.machine, x.start, x.end)).collect::<Vec<_>>();
+        assert_eq!(key(&plain), key(&stable));
+        assert!(stable_calls < plain_calls, "{stable_calls} calls against {plain_calls}");
+    }
+
+    fn error_of<F: FnMut(Snapshot) -> Result<Vec<(u32, u32)>>>(
         w: &Workload,
         c: &Cluster,
         p: &mut External<F>,
@@ -221,19 +317,19 @@ mod tests {
     #[test]
     fn an_infeasible_launch_is_an_error_naming_it() {
         let (w, c) = setup();
-        let mut twice = External::new("twice", |s: &Snapshot| {
+        let mut twice = External::new("twice", |s: Snapshot| {
             let r = &s.runnable[0];
             Ok(vec![(r.job, r.task), (r.job, r.task)])
         });
         let e = error_of(&w, &c, &mut twice);
         assert!(e.starts_with("launch 1 (job 0, task 0) at time 0: the task is launched twice"), "{e}");
-        let mut all = External::new("all", |s: &Snapshot| Ok(s.runnable.iter().map(|r| (r.job, r.task)).collect()));
+        let mut all = External::new("all", |s: Snapshot| Ok(s.runnable.iter().map(|r| (r.job, r.task)).collect()));
         let e = error_of(&w, &c, &mut all);
         assert!(e.contains("does not fit what is left of the machine"), "{e}");
-        let mut bad = External::new("bad", |_: &Snapshot| Ok(vec![(99, 0)]));
+        let mut bad = External::new("bad", |_: Snapshot| Ok(vec![(99, 0)]));
         let e = error_of(&w, &c, &mut bad);
         assert!(e.contains("job 99") && e.contains("not in the system"), "{e}");
-        let mut failing = External::new("failing", |_: &Snapshot| Err(Error::Usage("the policy raised".into())));
+        let mut failing = External::new("failing", |_: Snapshot| Err(Error::Usage("the policy raised".into())));
         assert_eq!(error_of(&w, &c, &mut failing), "the policy raised");
     }
 }
