@@ -857,6 +857,8 @@ impl ReplayOptions {
             // Last, as the CLI always checked it: after every other option.
             waves: self.waves(&workload)?,
             unaccounted,
+            // The decisions' times are dropped from the summary under --no-timing: not measured.
+            time_decisions: !self.no_timing,
         };
         // Empty when the reader left nothing out.
         let skipped = if skipped.is_empty() { String::new() } else { skipped.to_string() };
