@@ -443,15 +443,7 @@ impl Policy for Graphene {
     fn job_arrived(&mut self, view: &View, job: u32) {
         let total = self.total(view);
         let dag = view.dag(job);
-        let mut overbook = [false; MAX_RESOURCES];
-        for r in 0..view.dims {
-            overbook[r] = !view.hard[r];
-        }
-        if let Some(o) = self.cfg.offline_overbook {
-            overbook = o;
-        }
-        let mut pri =
-            self.cache.scores(dag, |t| (view.estimated_duration(job, t), view.requested(job, t)), view.caps, overbook);
+        let mut pri = self.cache.job_scores(view, job, self.cfg.offline_overbook);
         if self.cfg.rm_priority {
             pri = Arc::new(super::yarn_priorities(&pri).into_iter().map(|p| rm_priority_score(p) as f32).collect());
         }

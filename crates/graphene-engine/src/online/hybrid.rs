@@ -20,7 +20,7 @@ use super::cp::best_in_job;
 use super::priority_cache::PriorityCache;
 use super::tetris::{best, candidates, take, Cand, Chosen};
 use super::{GrapheneOnline, Policy, TaskRef};
-use crate::model::{ResVec, MAX_RESOURCES};
+use crate::model::ResVec;
 use crate::sim::View;
 
 /// priScore per task of each active job.
@@ -35,16 +35,7 @@ impl Priorities {
     }
 
     fn arrived(&mut self, view: &View, job: u32) {
-        let mut overbook = [false; MAX_RESOURCES];
-        for r in 0..view.dims {
-            overbook[r] = !view.hard[r];
-        }
-        let pri = self.cache.scores(
-            view.dag(job),
-            |t| (view.estimated_duration(job, t), view.requested(job, t)),
-            view.caps,
-            overbook,
-        );
+        let pri = self.cache.job_scores(view, job, None);
         self.jobs.insert(job, Arc::new(pri.iter().map(|&p| p as f64).collect()));
     }
 

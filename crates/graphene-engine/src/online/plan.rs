@@ -58,7 +58,7 @@ use std::sync::Arc;
 
 use super::fair_gate::FairGate;
 use super::priority_cache::PriorityCache;
-use super::tetris::{candidates, take, Cand, Chosen};
+use super::tetris::{candidates, gate_filter, take, with_allowance, Cand, Chosen};
 use super::{work, GrapheneOnline, Policy, TaskRef};
 use crate::model::{EdgeKind, ResVec, MAX_RESOURCES};
 use crate::sim::{TaskState, View};
@@ -173,6 +173,9 @@ pub struct GraphenePlan {
     slot: f64,
     pub stats: PlanStats,
     cands: Vec<Cand>,
+    /// Scratch: one pass's candidates that holding lets through, then that the gate allows.
+    held: Vec<Cand>,
+    kept: Vec<Cand>,
     /// Scratch: a job's fitting stages.
     stages: Vec<u32>,
 }
@@ -195,6 +198,8 @@ impl GraphenePlan {
             slot: 1.0,
             stats: PlanStats::default(),
             cands: Vec::new(),
+            held: Vec::new(),
+            kept: Vec::new(),
             stages: Vec::new(),
             opts,
         }
@@ -493,12 +498,7 @@ impl Policy for GraphenePlan {
     fn job_arrived(&mut self, view: &View, job: u32) {
         let total = self.total(view);
         let dag = view.dag(job);
-        let mut overbook = [false; MAX_RESOURCES];
-        for r in 0..view.dims {
-            overbook[r] = !view.hard[r];
-        }
-        let pri =
-            self.cache.scores(dag, |t| (view.estimated_duration(job, t), view.requested(job, t)), view.caps, overbook);
+        let pri = self.cache.job_scores(view, job, None);
         let rem = (0..dag.len() as u32).map(|t| work(view, &total, job, t)).sum();
         self.jobs.insert(job, JobInfo { pri, rem, launched_at: vec![f64::NAN; dag.len()] });
         self.gate.ensure_group(view, view.queue(job) as usize);
@@ -518,58 +518,44 @@ impl Policy for GraphenePlan {
             self.unstable = true;
         }
         let Some(cap) = view.caps.get(machine).copied() else { return };
-        let mut left = *free;
-        if self.overbook > 1.0 {
-            for r in 0..view.dims {
-                if !view.hard[r] {
-                    left.0[r] += (self.overbook - 1.0) * cap.0[r];
-                }
-            }
-        }
+        let mut left = with_allowance(view, free, &cap, self.overbook);
         let mut chosen = Chosen::default();
         // Every fitting stage's next task, found once and kept up to date after each pick
-        // (`take`); each pass works on a copy that holding and the fairness gate may narrow.
+        // (`take`). Holding and the fairness gate may narrow a pass to a subset, written into
+        // the reused buffers `held` and `kept`; a pass that narrows nothing reads `all` itself.
         let mut all = std::mem::take(&mut self.cands);
+        let mut held = std::mem::take(&mut self.held);
+        let mut kept = std::mem::take(&mut self.kept);
         candidates(view, &cap, &left, &mut self.stages, &mut all);
         self.gate.begin(view);
         loop {
-            let mut cands = all.clone();
             // A machine running nothing (and given nothing yet in this heartbeat) never holds:
             // an idle cluster could otherwise wait forever for a plan that drifted.
             let busy = !out.is_empty() || (0..view.dims).any(|r| free.0[r] < cap.0[r] * (1.0 - 1e-9));
+            let mut cands: &[Cand] = &all;
             if let (Some(h), true) = (self.opts.hold, busy) {
                 // Planned starts are rounded up to whole slots, and a chain of tasks rounds up
                 // once per task: a few slots of tolerance keep "now" from reading as "later".
                 let until = view.now + h + HOLD_SLACK_SLOTS * self.slot;
-                let before = cands.len();
-                cands.retain(|c| {
+                held.clear();
+                held.extend(all.iter().copied().filter(|c| {
                     let s = self.start_of(c);
                     !s.is_finite() || s <= until
-                });
-                if cands.len() < before {
+                }));
+                if held.len() < all.len() {
                     self.unstable = true;
                 }
+                cands = &held;
             }
             if cands.is_empty() {
                 break;
             }
             let set = if self.gate.enabled() {
-                let mut groups = vec![false; self.gate.deficits().len()];
-                for c in &cands {
-                    if let Some(g) = groups.get_mut(view.queue(c.job) as usize) {
-                        *g = true;
-                    }
-                }
-                let set = self.gate.contending(groups);
-                let charge = |c: &Cand| self.gate.charge_of(view, &total, c.job, c.task);
-                let ok = |c: &Cand, strict| self.gate.allowed(set, view.queue(c.job) as usize, charge(c), strict);
-                let strict: Vec<Cand> = cands.iter().copied().filter(|c| ok(c, true)).collect();
-                let kept =
-                    if strict.is_empty() { cands.iter().copied().filter(|c| ok(c, false)).collect() } else { strict };
+                let set = gate_filter(&mut self.gate, view, &total, cands, &mut kept);
                 if kept.is_empty() {
                     break;
                 }
-                cands = kept;
+                cands = &kept;
                 Some(set)
             } else {
                 None
@@ -603,6 +589,8 @@ impl Policy for GraphenePlan {
             take(view, &cap, &mut all, i, &mut left, &mut chosen, out);
         }
         self.cands = all;
+        self.held = held;
+        self.kept = kept;
     }
 
     fn launched(&mut self, view: &View, t: TaskRef) {

@@ -23,6 +23,7 @@ use std::sync::Arc;
 
 use crate::model::{paths, Cluster, Dag, EdgeKind, ResVec, MAX_RESOURCES};
 use crate::offline::{build_schedule, priorities, OfflineConfig};
+use crate::sim::View;
 
 pub struct PriorityCache {
     pub bypass_tasks: usize,
@@ -49,6 +50,25 @@ impl PriorityCache {
             hits: 0,
             bypassed: 0,
         }
+    }
+
+    /// priScore of every task of arriving `job` with the scheduler's estimates (durations and
+    /// requests as `view` gives them) for the cluster's machines; every soft resource may be
+    /// overbooked by the offline order unless `overbook` says which may.
+    pub(crate) fn job_scores(
+        &mut self,
+        view: &View,
+        job: u32,
+        overbook: Option<[bool; MAX_RESOURCES]>,
+    ) -> Arc<Vec<f32>> {
+        let overbook = overbook.unwrap_or_else(|| {
+            let mut soft = [false; MAX_RESOURCES];
+            for r in 0..view.dims {
+                soft[r] = !view.hard[r];
+            }
+            soft
+        });
+        self.scores(view.dag(job), |t| (view.estimated_duration(job, t), view.requested(job, t)), view.caps, overbook)
     }
 
     /// priScore of every task of `dag` as the scheduler estimates it (`est` gives each task's

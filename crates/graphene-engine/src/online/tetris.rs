@@ -145,6 +145,48 @@ pub(crate) fn best(cands: &[Cand], score: impl Fn(&Cand) -> f64) -> usize {
     best
 }
 
+/// What a heartbeat may give out on a machine of capacity `cap` with `free` unused: `free`,
+/// plus `(overbook - 1) x cap` of every soft resource when overbooking is allowed (`overbook` >
+/// 1).
+pub(crate) fn with_allowance(view: &View, free: &ResVec, cap: &ResVec, overbook: f64) -> ResVec {
+    let mut left = *free;
+    if overbook > 1.0 {
+        for r in 0..view.dims {
+            if !view.hard[r] {
+                left.0[r] += (overbook - 1.0) * cap.0[r];
+            }
+        }
+    }
+    left
+}
+
+/// The fairness bound on one pass's candidates: `kept` gets the candidates `gate` allows
+/// strictly, else (none) those it allows as a fallback. Returns the contending set the choice
+/// is charged to; `kept` empty means no candidate may run.
+pub(crate) fn gate_filter(
+    gate: &mut FairGate,
+    view: &View,
+    total: &ResVec,
+    cands: &[Cand],
+    kept: &mut Vec<Cand>,
+) -> usize {
+    let mut groups = vec![false; gate.deficits().len()];
+    for c in cands {
+        if let Some(g) = groups.get_mut(view.queue(c.job) as usize) {
+            *g = true;
+        }
+    }
+    let set = gate.contending(groups);
+    let charge = |c: &Cand| gate.charge_of(view, total, c.job, c.task);
+    let ok = |c: &Cand, strict| gate.allowed(set, view.queue(c.job) as usize, charge(c), strict);
+    kept.clear();
+    kept.extend(cands.iter().copied().filter(|c| ok(c, true)));
+    if kept.is_empty() {
+        kept.extend(cands.iter().copied().filter(|c| ok(c, false)));
+    }
+    set
+}
+
 /// Launches `cands[i]` from this heartbeat's bookkeeping: records it, takes its demand off
 /// `left` and updates the candidates ([`after_take`]).
 pub(crate) fn take(
@@ -285,14 +327,7 @@ impl Policy for Tetris {
     fn assign(&mut self, view: &View, machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
         let total = self.total(view);
         let Some(cap) = view.caps.get(machine).copied() else { return };
-        let mut left = *free;
-        if self.overbook > 1.0 {
-            for r in 0..view.dims {
-                if !view.hard[r] {
-                    left.0[r] += (self.overbook - 1.0) * cap.0[r];
-                }
-            }
-        }
+        let mut left = with_allowance(view, free, &cap, self.overbook);
         let mut chosen = Chosen::default();
         // Work of the tasks chosen in this heartbeat, not launched yet.
         let mut taken: HashMap<u32, f64> = HashMap::new();
@@ -303,20 +338,7 @@ impl Policy for Tetris {
         while !cands.is_empty() {
             let i = if self.gate.enabled() {
                 // The bound: keep only the candidates the gate allows (strict, else fallback).
-                let mut groups = vec![false; self.gate.deficits().len()];
-                for c in &cands {
-                    if let Some(g) = groups.get_mut(view.queue(c.job) as usize) {
-                        *g = true;
-                    }
-                }
-                let set = self.gate.contending(groups);
-                let charge = |c: &Cand| self.gate.charge_of(view, &total, c.job, c.task);
-                let ok = |c: &Cand, strict| self.gate.allowed(set, view.queue(c.job) as usize, charge(c), strict);
-                kept.clear();
-                kept.extend(cands.iter().copied().filter(|c| ok(c, true)));
-                if kept.is_empty() {
-                    kept.extend(cands.iter().copied().filter(|c| ok(c, false)));
-                }
+                let set = gate_filter(&mut self.gate, view, &total, &cands, &mut kept);
                 if kept.is_empty() {
                     break;
                 }
