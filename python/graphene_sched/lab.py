@@ -97,8 +97,17 @@ def _flags(cmd: List[str], *sub: str) -> set:
 
 
 def _online_schedulers(cmd: List[str]) -> Optional[set]:
-    m = re.search(r"--scheduler <SCHEDULER>\s*\n\s*[^\n:]*:\s*([^\n]+)", _help(cmd, "replay"))
-    return {s.strip() for s in m.group(1).split(",")} if m else None
+    return _scheduler_names(_help(cmd, "replay"))
+
+
+def _scheduler_names(help_text: str) -> Optional[set]:
+    """The scheduler names `replay --help` lists after ``--scheduler <SCHEDULER>``: the first
+    word of each comma-separated item (an item may describe itself after its name, as
+    ``graphene-plan (a plan across jobs; ...)`` does)."""
+    m = re.search(r"--scheduler <SCHEDULER>\s*\n\s*[^\n:]*:\s*([^\n]+)", help_text)
+    if not m:
+        return None
+    return {w.group(0) for s in m.group(1).split(",") if (w := re.match(r"[\w.+-]+", s.strip()))}
 
 
 def _version(cmd: List[str]) -> str:

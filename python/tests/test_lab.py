@@ -149,3 +149,12 @@ def test_the_families_grid_spec_is_the_scripts_default(root):
     spec = lab.load_spec(root / "experiments" / "online-robust.toml")
     # 3 families x 2 profiles x 3 loads and the Alibaba sample at 3 loads, 5 seeds each; 12 schedulers.
     assert len(spec.workloads) == (3 * 2 * 3 + 3) * 5 and all(len(w.schedulers) == 12 for w in spec.workloads)
+
+
+def test_scheduler_names_read_from_help_skip_descriptions():
+    """An item of replay --help's scheduler list may describe itself after its name; the spec
+    accepts the name (graphene-plan, and its options after colons)."""
+    text = ("      --scheduler <SCHEDULER>\n          Online scheduler (see README): graphene, cs, graphene+cs, "
+            "graphene-plan (a plan across jobs; options after colons: graphene-plan:every=S:budget=N)\n")
+    assert lab._scheduler_names(text) == {"graphene", "cs", "graphene+cs", "graphene-plan"}
+    assert lab._scheduler_names("no such flag") is None
