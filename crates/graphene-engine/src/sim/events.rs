@@ -121,10 +121,10 @@ mod tests {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             // Few distinct times, so that ties are common.
             let time = ((x >> 33) % 50) as f64 * 0.5;
-            let event = if x % 3 == 0 { Event::Arrival(i) } else { Event::Heartbeat(i) };
+            let event = if x.is_multiple_of(3) { Event::Arrival(i) } else { Event::Heartbeat(i) };
             q.push(time, event);
             all.push((time, i));
-            if x % 5 == 0 {
+            if x.is_multiple_of(5) {
                 let got = q.pop().unwrap();
                 all.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
                 let want = all.remove(0);
