@@ -158,3 +158,16 @@ def test_scheduler_names_read_from_help_skip_descriptions():
             "graphene-plan (a plan across jobs; options after colons: graphene-plan:every=S:budget=N)\n")
     assert lab._scheduler_names(text) == {"graphene", "cs", "graphene+cs", "graphene-plan"}
     assert lab._scheduler_names("no such flag") is None
+
+
+def test_a_value_starting_with_a_dash_is_joined_to_its_flag(tmp_path, cli):
+    """--misestimate -0.5:-0.25 would read the value as a flag: the lab passes
+    --misestimate=-0.5:-0.25, and the replay runs."""
+    text = SPEC.replace('options = {{tetris-kappa = 0.1}}', 'options = {{tetris-kappa = 0.1}}\n\n[scheduler.mis]\nscheduler = "graphene"\n'
+                        'options = {{misestimate = "-0.5:-0.25", seed = 1}}').replace('"tetris-fair", "fifo"]', '"mis", "fifo"]')
+    spec = lab.load_spec(write_spec(tmp_path, text))
+    assert spec.variants["mis"].args == ["--misestimate=-0.5:-0.25", "--seed", "1"]
+    spec.workloads = spec.workloads[:1]
+    spec.compares, spec.gains = [], []
+    out = tmp_path / "out"
+    assert lab.run(spec, out, workers=1, log=lambda s: None)["failed"] == 0
