@@ -23,25 +23,7 @@ import time
 import graphene_sched as gs
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
-from python_policy import Fifo  # noqa: E402
-
-
-class FifoAllTasks:
-    """FIFO over ``view.runnable``: every runnable task is built and read at every call."""
-
-    name = "python-fifo-all-tasks"
-
-    def decide(self, view):
-        left, out, skip = list(view.free), [], None
-        for t in view.runnable:
-            if skip == (t.job, t.stage):
-                continue
-            if view.fits(t.demand, left):
-                left = [x - d for x, d in zip(left, t.demand)]
-                out.append((t.job, t.task))
-            else:
-                skip = (t.job, t.stage)
-        return out
+from python_policy import Fifo, FifoEveryTask  # noqa: E402
 
 
 def main() -> None:
@@ -62,7 +44,7 @@ def main() -> None:
         t = time.perf_counter()
         builtin = gs.replay(trace, scheduler="fifo", **opts)
         walls["fifo"].append(time.perf_counter() - t)
-        for key, policy in (("python", Fifo()), ("all", FifoAllTasks())):
+        for key, policy in (("python", Fifo()), ("all", FifoEveryTask())):
             t = time.perf_counter()
             ours = gs.replay(trace, scheduler=policy, **opts)
             walls[key].append(time.perf_counter() - t)

@@ -238,6 +238,23 @@ mod tests {
         assert!(calls > 0);
     }
 
+    /// FIFO through a snapshot's stage spans: each stage's tasks while they fit, reading only the
+    /// tasks of the stages it reaches.
+    fn fifo_by_stages(s: &Snapshot) -> Vec<(u32, u32)> {
+        let mut left = s.free;
+        let mut out = Vec::new();
+        for sp in &s.stages {
+            for r in &s.runnable[sp.start..sp.start + sp.len] {
+                if !(0..s.hard.len()).all(|k| !s.hard[k] || r.demand.0[k] <= left.0[k] * (1.0 + 1e-9) + 1e-9) {
+                    break;
+                }
+                left.sub_assign(&r.demand);
+                out.push((r.job, r.task));
+            }
+        }
+        out
+    }
+
     /// The same FIFO going stage by stage through the spans (reading only the tasks of the stages
     /// it reaches) gives the same runs, and the spans cover `runnable` exactly, in order.
     #[test]
@@ -254,18 +271,7 @@ mod tests {
                 next = sp.start + sp.len;
             }
             assert_eq!(next, s.runnable.len());
-            let mut left = s.free;
-            let mut out = Vec::new();
-            for sp in &s.stages {
-                for r in &s.runnable[sp.start..sp.start + sp.len] {
-                    if !(0..s.hard.len()).all(|k| !s.hard[k] || r.demand.0[k] <= left.0[k] * (1.0 + 1e-9) + 1e-9) {
-                        break;
-                    }
-                    left.sub_assign(&r.demand);
-                    out.push((r.job, r.task));
-                }
-            }
-            Ok(out)
+            Ok(fifo_by_stages(&s))
         });
         let ext = run(&w, &c, &mut p, &cfg).unwrap();
         let key = |r: &SimResult| r.runs.iter().map(|x| (x.job, x.task, x.machine, x.start, x.end)).collect::<Vec<_>>();
@@ -279,18 +285,7 @@ mod tests {
         let cfg = SimConfig::default();
         let fifo = |calls: &mut usize, s: Snapshot| {
             *calls += 1;
-            let mut left = s.free;
-            let mut out = Vec::new();
-            for sp in &s.stages {
-                for r in &s.runnable[sp.start..sp.start + sp.len] {
-                    if !(0..s.hard.len()).all(|k| !s.hard[k] || r.demand.0[k] <= left.0[k] * (1.0 + 1e-9) + 1e-9) {
-                        break;
-                    }
-                    left.sub_assign(&r.demand);
-                    out.push((r.job, r.task));
-                }
-            }
-            Ok(out)
+            Ok(fifo_by_stages(&s))
         };
         let (mut plain_calls, mut stable_calls) = (0, 0);
         let plain = run(&w, &c, &mut External::new("p", |s: Snapshot| fifo(&mut plain_calls, s)), &cfg).unwrap();
