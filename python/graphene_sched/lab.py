@@ -280,6 +280,10 @@ class _Checker:
             raise self.fail(where, f"expected a string, a number, a boolean or a non-empty list of them, not {_tname(v)}")
         if k in _PATHS:
             vals = [str(self.path_of(x, where)) for x in vals]
+        if len(vals) == 1 and str(vals[0]).startswith("-"):
+            # A value that starts with a dash (--misestimate=-0.5:-0.25) is joined to its flag,
+            # or the command would read it as a flag of its own.
+            return [f"--{k}={vals[0]}"]
         return [f"--{k}", *(str(x) for x in vals)]
 
 

@@ -149,3 +149,18 @@ def test_the_families_grid_spec_is_the_scripts_default(root):
     spec = lab.load_spec(root / "experiments" / "online-robust.toml")
     # 3 families x 2 profiles x 3 loads and the Alibaba sample at 3 loads, 5 seeds each; 12 schedulers.
     assert len(spec.workloads) == (3 * 2 * 3 + 3) * 5 and all(len(w.schedulers) == 12 for w in spec.workloads)
+
+
+def test_a_value_starting_with_a_dash_is_joined_to_its_flag(tmp_path, cli):
+    # --misestimate -0.5:-0.25 would read the value as a flag: the lab passes --misestimate=-0.5:-0.25.
+    text = SPEC.replace('options = {{tetris-kappa = 0.1}}', 'options = {{tetris-kappa = 0.1}}\n\n[scheduler.mis]\nscheduler = "graphene"\n'
+                        'options = {{misestimate = "-0.5:-0.25", seed = 1}}').replace('"tetris-fair", "fifo"]', '"mis", "fifo"]')
+    spec = lab.load_spec(write_spec(tmp_path, text))
+    assert spec.variants["mis"].args == ["--misestimate=-0.5:-0.25", "--seed", "1"]
+    spec.workloads = spec.workloads[:1]
+    spec.compares, spec.gains = [], []
+    out = tmp_path / "out"
+    assert lab.run(spec, out, workers=1, log=lambda s: None)["failed"] == 0
+    r = next(r for r in pq.read_table(out / "results.parquet").to_pylist() if r["scheduler"] == "mis")
+    s = summary(cli, tmp_path, "traces/small.csv", "--machines", "4", "--scheduler", "graphene", "--misestimate=-0.5:-0.25", "--seed", "1")
+    assert (r["mean_jct"], r["makespan"]) == (s["jct"]["mean"], s["makespan"])
