@@ -17,7 +17,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 import graphene_sched.lab as lab  # noqa: E402
 
-from conftest import ROOT  # noqa: E402
+from conftest import ROOT, shared  # noqa: E402
 
 SPEC = """
 title = "small"
@@ -171,3 +171,21 @@ def test_a_value_starting_with_a_dash_is_joined_to_its_flag(tmp_path, cli):
     spec.compares, spec.gains = [], []
     out = tmp_path / "out"
     assert lab.run(spec, out, workers=1, log=lambda s: None)["failed"] == 0
+    r = next(r for r in pq.read_table(out / "results.parquet").to_pylist() if r["scheduler"] == "mis")
+    s = summary(cli, tmp_path, "traces/small.csv", "--machines", "4", "--scheduler", "graphene", "--misestimate=-0.5:-0.25", "--seed", "1")
+    assert (r["mean_jct"], r["makespan"]) == (s["jct"]["mean"], s["makespan"])
+
+
+@pytest.mark.parametrize("quick", [True, False])
+def test_the_experiment_suite_specs_are_the_scripts(root, quick):
+    # scripts/experiments runs exactly the committed spec of its size; the quick one has every
+    # online scheduler, the 2 one-queue, 14 sweep and 4 misestimation variants.
+    shared("decima-tpch")
+    args = [str(root / "scripts" / "experiments"), "--print-spec", "--python", sys.executable] + (["--quick"] if quick else [])
+    r = subprocess.run(args, capture_output=True, text=True, check=True)
+    path = root / "experiments" / ("experiments-quick.toml" if quick else "experiments.toml")
+    assert r.stdout == path.read_text()
+    spec = lab.load_spec(path)
+    tpch = next(w for w in spec.workloads if w.name.startswith("tpch-poisson"))
+    assert len(tpch.schedulers) == 11 + 2 + 14 + 4
+    assert len(spec.workloads) == (3 if quick else 4) and len(spec.compares) == (4 if quick else 5)
