@@ -6,19 +6,26 @@
 //! a machine's next beat is one period after the beat just taken, so it almost always belongs at
 //! the back, where pushing and popping cost O(1) instead of a heap's O(log n) sift. Both halves
 //! share one sequence counter and every pop takes the smaller (time, sequence) of their heads, so
-//! the events come out in exactly the order a single heap gave. The heap then holds exactly the
-//! events that can make progress, so it also answers when the next one is due.
+//! the events come out in exactly the order a single heap gave.
+//!
+//! Task ends are kept per machine. Every task on a machine progresses at the machine's one rate
+//! (see [`super::Sim::rerate`]), so a launch or an end there moves the end of every task on it;
+//! one event per task made each such change leave the old ends in the heap, stale (21 stale
+//! ends per task on a deep workload of overbooked machines, a third of its replay). Each task
+//! still gets its end's (time, sequence) key as if it had been pushed ([`EventQueue::take_seq`]),
+//! but only each machine's earliest end is queued, and a machine's entry is stale once its
+//! earliest end moved: stale entries are dropped whenever they reach the top, so the top of the
+//! queue is always a live event and the next one due is known exactly.
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
-
-use crate::model::TaskId;
 
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Event {
     Arrival(u32),
     Heartbeat(u32),
-    Finish { machine: u32, job: u32, task: TaskId, version: u32 },
+    /// The earliest end among the tasks running on this machine.
+    Finish(u32),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -58,16 +65,60 @@ impl Ord for Rev {
 #[derive(Default)]
 pub(super) struct EventQueue {
     seq: u64,
-    /// Arrivals and finishes.
+    /// Arrivals.
     others: BinaryHeap<Rev>,
+    /// Each machine's earliest task end, stale entries included (below the top).
+    ends: BinaryHeap<Rev>,
+    /// Per machine: the sequence number of its live entry in `ends` (0: none).
+    live_end: Vec<u64>,
     /// Heartbeats, sorted by (time, sequence).
     beats: VecDeque<Timed>,
 }
 
 impl EventQueue {
+    /// The next sequence number, for an event keyed here but queued by its machine
+    /// ([`EventQueue::set_end`]).
+    pub fn take_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// Machine `k`'s earliest task end is now `key` (time, sequence from [`take_seq`]), or it
+    /// runs nothing (`None`).
+    ///
+    /// [`take_seq`]: EventQueue::take_seq
+    pub fn set_end(&mut self, k: u32, key: Option<(f64, u64)>) {
+        let k = k as usize;
+        if self.live_end.len() <= k {
+            self.live_end.resize(k + 1, 0);
+        }
+        let seq = key.map_or(0, |(_, s)| s);
+        if self.live_end[k] == seq {
+            return;
+        }
+        self.live_end[k] = seq;
+        if let Some((time, seq)) = key {
+            self.ends.push(Rev(Timed { time, seq, event: Event::Finish(k as u32) }));
+        }
+        self.drop_stale();
+    }
+
+    /// Drops stale machine entries from the top of `ends`.
+    fn drop_stale(&mut self) {
+        while let Some(top) = self.ends.peek() {
+            // Only machines' ends are queued here.
+            let Event::Finish(k) = top.0.event else { break };
+            if self.live_end[k as usize] == top.0.seq {
+                break;
+            }
+            self.ends.pop();
+        }
+    }
+
     pub fn push(&mut self, time: f64, event: Event) {
         self.seq += 1;
         let t = Timed { time, seq: self.seq, event };
+        debug_assert!(!matches!(event, Event::Finish(_)), "task ends are queued by their machine: set_end");
         if !matches!(event, Event::Heartbeat(_)) {
             self.others.push(Rev(t));
         } else if self.beats.back().is_none_or(|b| b.key_cmp(&t) == Ordering::Less) {
@@ -80,29 +131,46 @@ impl EventQueue {
         }
     }
 
-    /// Arrival and finish events still queued (stale finishes included): none left means that
-    /// only heartbeats remain.
-    pub fn progress_events(&self) -> usize {
-        self.others.len()
+    /// Whether an arrival or a task end is still to come: none means that only heartbeats
+    /// remain.
+    pub fn has_progress(&self) -> bool {
+        !self.others.is_empty() || !self.ends.is_empty()
     }
 
-    /// The time of the earliest queued arrival or finish (stale finishes included), so that a
-    /// heartbeat finds the next event that can make work runnable without searching the queue.
+    /// The earliest arrival or task end (the top of `ends` is never stale), with its sequence.
+    fn next_progress_event(&self) -> Option<&Timed> {
+        match (self.others.peek(), self.ends.peek()) {
+            (Some(a), Some(e)) => Some(if a.0.key_cmp(&e.0) == Ordering::Less { &a.0 } else { &e.0 }),
+            (a, e) => a.or(e).map(|r| &r.0),
+        }
+    }
+
+    /// The time of the earliest arrival or task end, so that a heartbeat finds the next event
+    /// that can make work runnable without searching the queue.
     pub fn next_progress(&self) -> Option<f64> {
-        self.others.peek().map(|r| r.0.time)
+        self.next_progress_event().map(|t| t.time)
     }
 
     pub fn pop(&mut self) -> Option<Timed> {
-        let beat_first = match (self.beats.front(), self.others.peek()) {
-            (Some(b), Some(o)) => b.key_cmp(&o.0) == Ordering::Less,
+        let next = self.next_progress_event().copied();
+        let beat_first = match (self.beats.front(), &next) {
+            (Some(b), Some(o)) => b.key_cmp(o) == Ordering::Less,
             (Some(_), None) => true,
             (None, _) => false,
         };
         if beat_first {
-            self.beats.pop_front()
-        } else {
-            self.others.pop().map(|r| r.0)
+            return self.beats.pop_front();
         }
+        let t = next?;
+        if let Event::Finish(k) = t.event {
+            // The machine's entry leaves; its next earliest end is set when the task has ended.
+            self.ends.pop();
+            self.live_end[k as usize] = 0;
+            self.drop_stale();
+        } else {
+            self.others.pop();
+        }
+        Some(t)
     }
 }
 
@@ -130,7 +198,7 @@ mod tests {
                 let want = all.remove(0);
                 let id = match got.event {
                     Event::Arrival(j) | Event::Heartbeat(j) => j,
-                    Event::Finish { .. } => unreachable!(),
+                    Event::Finish(_) => unreachable!(),
                 };
                 assert_eq!((got.time, id), want);
             }
@@ -140,7 +208,7 @@ mod tests {
             let got = q.pop().unwrap();
             let id = match got.event {
                 Event::Arrival(j) | Event::Heartbeat(j) => j,
-                Event::Finish { .. } => unreachable!(),
+                Event::Finish(_) => unreachable!(),
             };
             assert_eq!((got.time, id), want);
         }

@@ -244,7 +244,10 @@ struct Running {
     remaining: f64,
     since: f64,
     rate: f64,
-    version: u32,
+    /// When the task ends at `rate`, and the sequence number its end event would have had:
+    /// the machine queues its earliest (end, seq) ([`events::EventQueue::set_end`]).
+    end: f64,
+    seq: u64,
     requested: ResVec,
     actual: ResVec,
 }
@@ -479,7 +482,7 @@ fn run_inner(
             Event::Arrival(j) => sim.arrive(policy, j),
             Event::Heartbeat(k) => {
                 let launched = sim.heartbeat(policy, k as usize);
-                if launched == 0 && sim.events.progress_events() == 0 {
+                if launched == 0 && !sim.events.has_progress() {
                     // Only heartbeats are left: if a whole round of them launches nothing, no
                     // later one will either.
                     sim.stalled += 1;
@@ -517,8 +520,8 @@ fn run_inner(
                 }
                 sim.push(next, Event::Heartbeat(k));
             }
-            Event::Finish { machine, job, task, version } => {
-                if sim.finish(policy, machine as usize, job, task, version) && !sim.cfg.periodic_only {
+            Event::Finish(machine) => {
+                if sim.finish(policy, machine as usize) && !sim.cfg.periodic_only {
                     sim.heartbeat(policy, machine as usize);
                 }
             }
@@ -768,15 +771,16 @@ impl<'w> Sim<'w> {
             remaining: duration / speed + delay + self.cfg.container_overhead,
             since: now,
             rate: 1.0,
-            version: 0,
+            end: f64::INFINITY,
+            seq: 0,
             requested,
             actual: task.demand,
         });
         self.rerate(k, Some(mach_last(&self.machines[k])));
     }
 
-    /// Recomputes progress rates on machine `k` after its load changed, rescheduling finish
-    /// events of tasks whose rate changed (and of the new task, if any).
+    /// Recomputes progress rates on machine `k` after its load changed, rescheduling the ends of
+    /// tasks whose rate changed (and of the new task, if any), and queues the machine's earliest.
     fn rerate(&mut self, k: usize, new: Option<usize>) {
         let hard = self.cluster.hard_mask();
         let dims = self.cluster.resources.len();
@@ -789,7 +793,6 @@ impl<'w> Sim<'w> {
         }
         let rate = 1.0 / over;
         let now = self.now;
-        let mut pending = Vec::new();
         let mach = &mut self.machines[k];
         // Every task but the new one runs at `mach.rate`: when the rate stays, only the new
         // task needs an event (the loop below would find no other task to change).
@@ -806,22 +809,27 @@ impl<'w> Sim<'w> {
                 run.remaining = run.remaining.max(0.0);
                 run.since = now;
                 run.rate = rate;
-                run.version += 1;
-                pending.push((now + run.remaining / rate, run.job, run.task, run.version));
+                // Keyed in the order the ends used to be pushed, one event each.
+                run.end = now + run.remaining / rate;
+                run.seq = self.events.take_seq();
             }
         }
-        for (time, job, task, version) in pending {
-            self.push(time, Event::Finish { machine: k as u32, job, task, version });
-        }
+        let first = earliest_end(&self.machines[k].running).map(|i| {
+            let r = &self.machines[k].running[i];
+            (r.end, r.seq)
+        });
+        self.events.set_end(k as u32, first);
     }
 
-    /// Ends a task if the event is current; returns whether it was.
-    fn finish(&mut self, policy: &mut dyn Policy, k: usize, job: u32, task: TaskId, version: u32) -> bool {
+    /// Ends the task of machine `k` whose end is due (the machine's earliest); returns whether
+    /// there was one.
+    fn finish(&mut self, policy: &mut dyn Policy, k: usize) -> bool {
         let mach = &mut self.machines[k];
-        let Some(i) = mach.running.iter().position(|r| r.job == job && r.task == task && r.version == version) else {
+        let Some(i) = earliest_end(&mach.running) else {
             return false;
         };
         let run = mach.running.swap_remove(i);
+        let (job, task) = (run.job, run.task);
         self.changes += 1;
         mach.allocated.sub_assign(&run.requested);
         mach.load.sub_assign(&run.actual);
@@ -848,6 +856,15 @@ impl<'w> Sim<'w> {
         policy.finished(&self.view(), TaskRef { job, task });
         true
     }
+}
+
+/// The index of the running task that ends first: earliest end, then the end pushed first
+/// (the order of the queue's events).
+fn earliest_end(running: &[Running]) -> Option<usize> {
+    (0..running.len()).min_by(|&a, &b| {
+        let (x, y) = (&running[a], &running[b]);
+        x.end.total_cmp(&y.end).then(x.seq.cmp(&y.seq))
+    })
 }
 
 /// The realized duration and moving delay of a task of `job`'s `stage` launched on `mach` at
