@@ -675,6 +675,11 @@ impl Policy for Graphene {
                         }
                     };
                     let contending = &self.contend_sets[set];
+                    if !contending.contains(&true) {
+                        // No queue has a candidate that fits what is left: every candidate
+                        // after this one would be passed over too.
+                        break;
+                    }
                     if !contending[c.group] {
                         continue;
                     }
