@@ -214,4 +214,63 @@ mod tests {
         }
         assert!(q.pop().is_none());
     }
+
+    /// Per-machine ends pop in the order one heap of every task's latest end would give (stale
+    /// ends skipped), interleaved with arrivals by (time, sequence), whatever the updates.
+    #[test]
+    fn machine_ends_pop_as_the_live_task_events_would() {
+        let mut q = EventQueue::default();
+        // The reference: every end ever keyed, with the machine's key at that moment live.
+        let mut reference: Vec<(f64, u64, u32)> = Vec::new();
+        let mut live: Vec<Option<(f64, u64)>> = vec![None; 6];
+        let mut x: u64 = 11;
+        let mut next = || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        for i in 0..3000u32 {
+            let r = next();
+            let time = (r % 40) as f64 * 0.25;
+            if r % 7 == 0 {
+                q.push(time, Event::Arrival(i));
+                reference.push((time, q.seq, u32::MAX - i));
+            } else if r % 5 == 0 {
+                // A pop: the earliest live event of the reference.
+                let want = reference
+                    .iter()
+                    .copied()
+                    .filter(|&(_, s, k)| k > 1000 || live[k as usize].is_some_and(|l| l.1 == s))
+                    .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+                let got = q.pop();
+                match (want, got) {
+                    (None, None) => {}
+                    (Some((t, s, k)), Some(g)) => {
+                        assert_eq!((g.time, g.seq), (t, s), "pop {i}");
+                        reference.retain(|e| e.1 != s);
+                        if k <= 1000 {
+                            assert!(matches!(g.event, Event::Finish(m) if m == k));
+                            live[k as usize] = None;
+                        }
+                    }
+                    (w, g) => panic!("pop {i}: wanted {w:?}, got {:?}", g.map(|g| g.time)),
+                }
+            } else {
+                // Machine k's earliest end moves (or it empties).
+                let k = (r % 6) as u32;
+                let key = (r % 3 != 0).then(|| (time, q.take_seq()));
+                q.set_end(k, key);
+                live[k as usize] = key;
+                if let Some((t, s)) = key {
+                    reference.push((t, s, k));
+                }
+                let want = reference
+                    .iter()
+                    .filter(|&&(_, s, k)| k > 1000 || live[k as usize].is_some_and(|l| l.1 == s))
+                    .map(|e| e.0)
+                    .min_by(f64::total_cmp);
+                assert_eq!(q.next_progress(), want, "after update {i}");
+                assert_eq!(q.has_progress(), want.is_some());
+            }
+        }
+    }
 }

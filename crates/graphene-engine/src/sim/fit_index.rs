@@ -21,7 +21,7 @@
 //! whole. The leaf values are computed exactly as [`super::View::requested`] computes the
 //! demand, so the index's answer is the one the linear scan gives.
 
-use crate::model::{ResVec, CAPACITY_EPS};
+use crate::model::{ResVec, CAPACITY_EPS, MAX_RESOURCES};
 
 /// Jobs with at most this many runnable stages are scanned, not searched: the search pays only
 /// where a heartbeat would try many stages (the root still tells at once whether any fits).
@@ -54,8 +54,18 @@ impl FitIndex {
             return;
         }
         let mut node = self.width + s as usize;
-        for (i, &r) in self.dims.iter().enumerate() {
-            self.min[node * k + i] = demand.map_or(f64::NAN, |d| d.0[r]);
+        let leaf = &mut self.min[node * k..node * k + k];
+        let same = self.dims.iter().zip(leaf.iter()).all(|(&r, &v)| {
+            let new = demand.map_or(f64::NAN, |d| d.0[r]);
+            new.to_bits() == v.to_bits()
+        });
+        if same {
+            // The next task of a stage usually has its predecessor's demand: no minimum above
+            // the leaf can change.
+            return;
+        }
+        for (x, &r) in leaf.iter_mut().zip(&self.dims) {
+            *x = demand.map_or(f64::NAN, |d| d.0[r]);
         }
         while node > 1 {
             node /= 2;
@@ -77,7 +87,7 @@ impl FitIndex {
         if from >= self.width {
             return None;
         }
-        self.find(1, 0, self.width, from, free).map(|s| s as u32)
+        self.find(1, 0, self.width, from, &self.limits(free)).map(|s| s as u32)
     }
 
     /// The root: the componentwise minimum of the runnable stages' leaves (NaN on a resource
@@ -100,21 +110,35 @@ impl FitIndex {
     }
 
     fn fits(&self, node: usize, free: &ResVec) -> bool {
+        self.within(node, &self.limits(free))
+    }
+
+    /// The largest demand that fits `free` on each indexed resource (in `dims` order), computed
+    /// once per query instead of at every node a walk enters.
+    fn limits(&self, free: &ResVec) -> [f64; MAX_RESOURCES] {
+        let mut lim = [0.0; MAX_RESOURCES];
+        for (l, &r) in lim.iter_mut().zip(&self.dims) {
+            *l = free.0[r] * (1.0 + CAPACITY_EPS) + CAPACITY_EPS;
+        }
+        lim
+    }
+
+    /// Whether `node`'s minimum is within `lim` ([`FitIndex::limits`]) on every indexed resource.
+    fn within(&self, node: usize, lim: &[f64; MAX_RESOURCES]) -> bool {
         let k = self.dims.len();
-        let vals = &self.min[node * k..node * k + k];
-        self.dims.iter().zip(vals).all(|(&r, &d)| d <= free.0[r] * (1.0 + CAPACITY_EPS) + CAPACITY_EPS)
+        self.min[node * k..node * k + k].iter().zip(lim).all(|(&d, &l)| d <= l)
     }
 
     /// The leftmost leaf `>= from` under `node` (covering `lo..hi`) that fits.
-    fn find(&self, node: usize, lo: usize, hi: usize, from: usize, free: &ResVec) -> Option<usize> {
-        if hi <= from || !self.fits(node, free) {
+    fn find(&self, node: usize, lo: usize, hi: usize, from: usize, lim: &[f64; MAX_RESOURCES]) -> Option<usize> {
+        if hi <= from || !self.within(node, lim) {
             return None;
         }
         if hi - lo == 1 {
             return Some(lo);
         }
         let mid = (lo + hi) / 2;
-        self.find(2 * node, lo, mid, from, free).or_else(|| self.find(2 * node + 1, mid, hi, from, free))
+        self.find(2 * node, lo, mid, from, lim).or_else(|| self.find(2 * node + 1, mid, hi, from, lim))
     }
 
     /// Appends to `out`, in stage order, every stage whose leaf fits `free`: one walk of the
@@ -126,13 +150,14 @@ impl FitIndex {
         }
         // An explicit stack (right child pushed first, so leaves come out in order): at most
         // one pending right sibling per level, so 64 entries hold any tree.
+        let lim = self.limits(free);
         let mut stack = [0usize; 65];
         stack[0] = 1;
         let mut len = 1;
         while len > 0 {
             len -= 1;
             let node = stack[len];
-            if !self.fits(node, free) {
+            if !self.within(node, &lim) {
                 continue;
             }
             if node >= self.width {

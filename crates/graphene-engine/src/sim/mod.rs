@@ -273,6 +273,8 @@ struct Machine {
     /// The progress rate every running task has (but one just launched, before
     /// [`Sim::rerate`] sets it): a rerate that keeps it touches only the new task.
     rate: f64,
+    /// The earliest end among `running` (time, sequence): what the event queue holds for it.
+    first: Option<(f64, u64)>,
 }
 
 /// The state of the wave model during a replay ([`SimConfig::waves`]).
@@ -444,6 +446,7 @@ fn run_inner(
                 last: None,
                 freed_at: 0.0,
                 rate: 1.0,
+                first: None,
             })
             .collect(),
         runs: Vec::new(),
@@ -814,21 +817,30 @@ impl<'w> Sim<'w> {
                 run.seq = self.events.take_seq();
             }
         }
-        let first = earliest_end(&self.machines[k].running).map(|i| {
-            let r = &self.machines[k].running[i];
-            (r.end, r.seq)
-        });
-        self.events.set_end(k as u32, first);
+        // The machine's earliest end: when only the new task was keyed, the earlier of it and
+        // the one already queued (after an end, `finish` has set the next one); otherwise every
+        // task moved.
+        mach.first = if unchanged {
+            let fresh = new.map(|i| end_key(&mach.running[i]));
+            match (mach.first, fresh) {
+                (Some(a), Some(b)) => Some(if key_less(b, a) { b } else { a }),
+                (a, b) => a.or(b),
+            }
+        } else {
+            mach.running.iter().map(end_key).reduce(|a, b| if key_less(b, a) { b } else { a })
+        };
+        self.events.set_end(k as u32, mach.first);
     }
 
     /// Ends the task of machine `k` whose end is due (the machine's earliest); returns whether
     /// there was one.
     fn finish(&mut self, policy: &mut dyn Policy, k: usize) -> bool {
         let mach = &mut self.machines[k];
-        let Some(i) = earliest_end(&mach.running) else {
+        let Some((i, next)) = earliest_two(&mach.running) else {
             return false;
         };
         let run = mach.running.swap_remove(i);
+        mach.first = next;
         let (job, task) = (run.job, run.task);
         self.changes += 1;
         mach.allocated.sub_assign(&run.requested);
@@ -858,13 +870,36 @@ impl<'w> Sim<'w> {
     }
 }
 
-/// The index of the running task that ends first: earliest end, then the end pushed first
-/// (the order of the queue's events).
-fn earliest_end(running: &[Running]) -> Option<usize> {
-    (0..running.len()).min_by(|&a, &b| {
-        let (x, y) = (&running[a], &running[b]);
-        x.end.total_cmp(&y.end).then(x.seq.cmp(&y.seq))
-    })
+/// A running task's end as the queue orders it: (time, sequence).
+fn end_key(r: &Running) -> (f64, u64) {
+    (r.end, r.seq)
+}
+
+/// Whether end `a` comes before end `b` (earlier time, then pushed first: the queue's order).
+fn key_less(a: (f64, u64), b: (f64, u64)) -> bool {
+    a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)) == std::cmp::Ordering::Less
+}
+
+/// The index of the running task that ends first, and the key of the end after it, found in
+/// one scan.
+fn earliest_two(running: &[Running]) -> Option<(usize, Option<(f64, u64)>)> {
+    let mut first: Option<(usize, (f64, u64))> = None;
+    let mut second: Option<(f64, u64)> = None;
+    for (i, r) in running.iter().enumerate() {
+        let key = end_key(r);
+        match first {
+            Some((_, f)) if !key_less(key, f) => {
+                if second.is_none_or(|s| key_less(key, s)) {
+                    second = Some(key);
+                }
+            }
+            _ => {
+                second = first.map(|(_, f)| f);
+                first = Some((i, key));
+            }
+        }
+    }
+    first.map(|(i, _)| (i, second))
 }
 
 /// The realized duration and moving delay of a task of `job`'s `stage` launched on `mach` at
