@@ -334,12 +334,17 @@ pub fn run(args: Args) -> Result<i32> {
         outputs.push(("--trace-out", t.as_path()));
         graphene::output::distinct_outputs(&outputs)?;
     }
+    // Wall time of each phase, for the summary on standard error: what a replay costs apart
+    // from reading its trace and writing its outputs.
+    let started = std::time::Instant::now();
     let setup = a.setup()?;
     let mut policy = online::by_name(&args.scheduler, &setup.settings)?;
     if args.scheduler == "decima" {
         a.warn_decima(&setup)?;
     }
+    let read_s = started.elapsed().as_secs_f64();
     let result = run_sim(&setup.workload, &setup.cluster, policy.as_mut(), &setup.cfg, a.quiet)?;
+    let replay_s = started.elapsed().as_secs_f64() - read_s;
     let cluster = &setup.cluster;
     let rendered =
         graphene::request::replay_output(&setup, &a.trace.display().to_string(), &a.options(), policy.name(), result)?;
@@ -369,8 +374,9 @@ pub fn run(args: Args) -> Result<i32> {
         graphene::output::write_output(t, &trace, &inputs)?;
     }
     if !a.quiet {
+        let write_s = started.elapsed().as_secs_f64() - read_s - replay_s;
         eprintln!(
-            "{} on {}: {} jobs, {} tasks, {} machines\n  JCT mean {:.2} median {:.2} p90 {:.2} p99 {:.2} s; makespan {:.2} s\n  Jain (10/60/240 s) {:.3} / {:.3} / {:.3}; decision {:.1} us mean, {:.1} us p99\n  wrote {}/{}",
+            "{} on {}: {} jobs, {} tasks, {} machines\n  JCT mean {:.2} median {:.2} p90 {:.2} p99 {:.2} s; makespan {:.2} s\n  Jain (10/60/240 s) {:.3} / {:.3} / {:.3}; decision {:.1} us mean, {:.1} us p99\n  wall time: read {read_s:.3} s, replay {replay_s:.3} s, outputs {write_s:.3} s\n  wrote {}/{}",
             policy.name(),
             a.trace.display(),
             summary.jobs,
