@@ -109,8 +109,12 @@ impl FitIndex {
         self.dims.is_empty() || self.fits(1, free)
     }
 
+    /// Whether `node`'s minimum fits `free`, for a single test: it stops at the first resource
+    /// that does not fit (usually the first), where [`FitIndex::limits`] would compute them all.
     fn fits(&self, node: usize, free: &ResVec) -> bool {
-        self.within(node, &self.limits(free))
+        let k = self.dims.len();
+        let vals = &self.min[node * k..node * k + k];
+        self.dims.iter().zip(vals).all(|(&r, &d)| d <= free.0[r] * (1.0 + CAPACITY_EPS) + CAPACITY_EPS)
     }
 
     /// The largest demand that fits `free` on each indexed resource (in `dims` order), computed
