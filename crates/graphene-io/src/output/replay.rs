@@ -38,18 +38,19 @@ pub fn jobs_csv(result: &SimResult) -> Result<Vec<u8>> {
 
 /// `schedule.csv`: job, task (`stage[index]`), machine, start, end.
 pub fn schedule_csv(workload: &Workload, result: &SimResult) -> Result<Vec<u8>> {
+    use std::fmt::Write;
     let mut w = writer();
     w.write_record(["job", "task", "machine", "start", "end"]).map_err(io)?;
+    // One buffer per field, reused row after row (millions of rows for a large trace).
+    let [mut task, mut machine, mut start, mut end] = [(); 4].map(|_| String::new());
     for r in &result.runs {
         let job = &workload.jobs[r.job as usize];
-        w.write_record([
-            job.name.as_str(),
-            &job.dag.task_name(r.task),
-            &r.machine.to_string(),
-            &r.start.to_string(),
-            &r.end.to_string(),
-        ])
-        .map_err(io)?;
+        [&mut task, &mut machine, &mut start, &mut end].into_iter().for_each(String::clear);
+        job.dag.write_task_name(r.task, &mut task);
+        let _ = write!(machine, "{}", r.machine);
+        let _ = write!(start, "{}", r.start);
+        let _ = write!(end, "{}", r.end);
+        w.write_record([job.name.as_str(), &task, &machine, &start, &end]).map_err(io)?;
     }
     finish(w)
 }

@@ -91,8 +91,17 @@ impl Dag {
     }
 
     pub fn task_name(&self, t: TaskId) -> String {
+        let mut name = String::new();
+        self.write_task_name(t, &mut name);
+        name
+    }
+
+    /// Appends task `t`'s name (`stage[index]`, as [`Dag::task_name`]) to `out`: writers of
+    /// one row per task reuse one buffer instead of allocating a name each.
+    pub fn write_task_name(&self, t: TaskId, out: &mut String) {
+        use std::fmt::Write;
         let task = &self.tasks[t as usize];
-        format!("{}[{}]", self.stages[task.stage as usize].name, task.index)
+        let _ = write!(out, "{}[{}]", self.stages[task.stage as usize].name, task.index);
     }
 
     pub fn stage_of(&self, t: TaskId) -> &Stage {
