@@ -376,7 +376,7 @@ pub fn run(args: Args) -> Result<i32> {
     if !a.quiet {
         let write_s = started.elapsed().as_secs_f64() - read_s - replay_s;
         eprintln!(
-            "{} on {}: {} jobs, {} tasks, {} machines\n  JCT mean {:.2} median {:.2} p90 {:.2} p99 {:.2} s; makespan {:.2} s\n  Jain (10/60/240 s) {:.3} / {:.3} / {:.3}; decision {:.1} us mean, {:.1} us p99\n  wall time: read {read_s:.3} s, replay {replay_s:.3} s, outputs {write_s:.3} s\n  wrote {}/{}",
+            "{} on {}: {} jobs, {} tasks, {} machines\n  JCT mean {:.2} median {:.2} p90 {:.2} p99 {:.2} s; makespan {:.2} s\n  Jain (10/60/240 s) {:.3} / {:.3} / {:.3}; {}\n  wall time: read {read_s:.3} s, replay {replay_s:.3} s, outputs {write_s:.3} s\n  wrote {}/{}",
             policy.name(),
             a.trace.display(),
             summary.jobs,
@@ -390,8 +390,11 @@ pub fn run(args: Args) -> Result<i32> {
             summary.fairness[0].jain_mean,
             summary.fairness[1].jain_mean,
             summary.fairness[2].jain_mean,
-            summary.decision_us.mean,
-            summary.decision_us.p99,
+            if summary.decision_us.mean.is_nan() {
+                "decisions not timed".to_string()
+            } else {
+                format!("decision {:.1} us mean, {:.1} us p99", summary.decision_us.mean, summary.decision_us.p99)
+            },
             args.out.display(),
             written
         );
