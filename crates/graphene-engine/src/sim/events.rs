@@ -35,10 +35,15 @@ pub(super) struct Timed {
     pub event: Event,
 }
 
+/// The queue's order of (time, sequence) keys: earliest first, then first pushed (sequence
+/// numbers are unique, so this is a total order).
+pub(super) fn key_cmp(a: (f64, u64), b: (f64, u64)) -> Ordering {
+    a.0.total_cmp(&b.0).then(a.1.cmp(&b.1))
+}
+
 impl Timed {
-    /// Earliest first, then first pushed (sequence numbers are unique, so this is a total order).
     fn key_cmp(&self, other: &Self) -> Ordering {
-        self.time.total_cmp(&other.time).then(self.seq.cmp(&other.seq))
+        key_cmp((self.time, self.seq), (other.time, other.seq))
     }
 }
 

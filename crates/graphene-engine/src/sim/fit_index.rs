@@ -114,7 +114,7 @@ impl FitIndex {
     fn fits(&self, node: usize, free: &ResVec) -> bool {
         let k = self.dims.len();
         let vals = &self.min[node * k..node * k + k];
-        self.dims.iter().zip(vals).all(|(&r, &d)| d <= free.0[r] * (1.0 + CAPACITY_EPS) + CAPACITY_EPS)
+        self.dims.iter().zip(vals).all(|(&r, &d)| d <= limit(free, r))
     }
 
     /// The largest demand that fits `free` on each indexed resource (in `dims` order), computed
@@ -122,7 +122,7 @@ impl FitIndex {
     fn limits(&self, free: &ResVec) -> [f64; MAX_RESOURCES] {
         let mut lim = [0.0; MAX_RESOURCES];
         for (l, &r) in lim.iter_mut().zip(&self.dims) {
-            *l = free.0[r] * (1.0 + CAPACITY_EPS) + CAPACITY_EPS;
+            *l = limit(free, r);
         }
         lim
     }
@@ -178,6 +178,11 @@ impl FitIndex {
     pub fn is_useful(&self) -> bool {
         !self.dims.is_empty()
     }
+}
+
+/// The largest demand on resource `r` that fits `free` (the fit test's tolerance included).
+fn limit(free: &ResVec, r: usize) -> f64 {
+    free.0[r] * (1.0 + CAPACITY_EPS) + CAPACITY_EPS
 }
 
 #[cfg(test)]

@@ -870,9 +870,9 @@ impl<'w> Sim<'w> {
     }
 }
 
-/// Whether end `a` comes before end `b` (earlier time, then pushed first: the queue's order).
+/// Whether end `a` comes before end `b` in the queue's order.
 fn key_less(a: (f64, u64), b: (f64, u64)) -> bool {
-    a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)) == std::cmp::Ordering::Less
+    events::key_cmp(a, b) == std::cmp::Ordering::Less
 }
 
 /// The index of the task that ends first (of a machine's `ends`), and the key of the end after

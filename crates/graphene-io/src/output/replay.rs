@@ -42,10 +42,13 @@ pub fn schedule_csv(workload: &Workload, result: &SimResult) -> Result<Vec<u8>> 
     let mut w = writer();
     w.write_record(["job", "task", "machine", "start", "end"]).map_err(io)?;
     // One buffer per field, reused row after row (millions of rows for a large trace).
-    let [mut task, mut machine, mut start, mut end] = [(); 4].map(|_| String::new());
+    let (mut task, mut machine, mut start, mut end) = (String::new(), String::new(), String::new(), String::new());
     for r in &result.runs {
         let job = &workload.jobs[r.job as usize];
-        [&mut task, &mut machine, &mut start, &mut end].into_iter().for_each(String::clear);
+        task.clear();
+        machine.clear();
+        start.clear();
+        end.clear();
         job.dag.write_task_name(r.task, &mut task);
         let _ = write!(machine, "{}", r.machine);
         let _ = write!(start, "{}", r.start);
