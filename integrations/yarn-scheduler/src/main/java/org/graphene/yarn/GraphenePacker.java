@@ -2,7 +2,9 @@ package org.graphene.yarn;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Graphene's online rules on one node update: a port of {@code node_update} in
@@ -10,11 +12,26 @@ import java.util.List;
  * test ({@code ParityTest}) replays the Rust side's generated cases and checks the same picks
  * and counters; a change here needs the same change there (and a regenerated fixture).
  *
+ * <p>Two rule sets: graphene's (the default) and graphene-plan's ({@link State#plan} set: a plan
+ * of every outstanding container on a pooled grid of unit slots, followed per node update).
+ *
  * <p>Pure: no YARN types, so the rules are testable alone and the scheduler only translates.
  */
 public final class GraphenePacker {
   /** Relative slack of the memory fit test, as the Rust library's CAPACITY_EPS. */
   static final double CAPACITY_EPS = 1e-9;
+  /** Slots of graphene-plan's grid (one time unit each), as PLAN_SLOTS in Rust. */
+  static final int PLAN_SLOTS = 1024;
+  /** Placements and slot steps one plan may spend, as PLAN_BUDGET in Rust. */
+  static final long PLAN_BUDGET = 1_000_000L;
+
+  /** graphene-plan's order of applications. */
+  public enum Objective {
+    /** Least remaining work first. */
+    SRPT,
+    /** Submission order. */
+    FIFO
+  }
 
   /** An application's outstanding containers at one priority. */
   public static final class Request {
@@ -83,6 +100,8 @@ public final class GraphenePacker {
     public double avgS;
     public boolean seen;
     public int bundle = 16;
+    /** graphene-plan's rules with this objective; null: graphene's rules. */
+    public Objective plan;
     /** The largest deficit any queue reached (for tests and the scheduler's log). */
     public double maxSeen;
     /** The largest single charge (a container's DRF share) made so far. */
@@ -146,6 +165,122 @@ public final class GraphenePacker {
     double srpt;
     double p;
     double perf;
+    /** graphene-plan: the planned slot of the request's next container, the app's place. */
+    int slot;
+    int rank;
+  }
+
+  private static int planOrder(Cand a, Cand b) {
+    int c = Integer.compare(a.slot, b.slot);
+    if (c == 0) c = Double.compare(b.p, a.p);
+    if (c == 0) c = Integer.compare(a.rank, b.rank);
+    if (c == 0) c = Double.compare(a.srpt, b.srpt);
+    if (c == 0) c = Double.compare(a.arrival, b.arrival);
+    if (c == 0) c = Integer.compare(a.app, b.app);
+    if (c == 0) c = Integer.compare(a.priority, b.priority);
+    return c;
+  }
+
+  /** An application's remaining work: its outstanding containers' work. */
+  private static double appWork(int app, List<Request> requests, int[] counts, double[] cluster) {
+    double w = 0.0;
+    for (int i = 0; i < requests.size(); i++) {
+      Request r = requests.get(i);
+      if (r.app == app && counts[i] > 0) {
+        w += (double) counts[i] * containerWork(r.memory, r.vcores, cluster);
+      }
+    }
+    return w;
+  }
+
+  /** graphene-plan's plan of one node update (the Rust module docs of yarn_rm.rs). */
+  static final class Plan {
+    /** Per request: runs of {slot, containers} in allocation order. */
+    final List<List<int[]>> runs = new ArrayList<>();
+    /** Per request: the run its next container is in. */
+    final int[] next;
+    /** Each application's place in the objective's order. */
+    final Map<Integer, Integer> rank = new HashMap<>();
+
+    Plan(List<App> apps, List<Request> requests, double[] cluster, double[] clusterFree, Objective objective) {
+      double cap = cluster[0] > 0.0 ? cluster[0] : 0.0;
+      double[] used = new double[PLAN_SLOTS];
+      double free0 = clusterFree == null ? cap : clusterFree[0];
+      used[0] = Math.min(Math.max(cap - free0, 0.0), cap);
+      int[] counts = new int[requests.size()];
+      for (int i = 0; i < counts.length; i++) {
+        counts[i] = requests.get(i).count;
+        runs.add(new ArrayList<>());
+      }
+      next = new int[counts.length];
+      List<double[]> order = new ArrayList<>();
+      for (App a : apps) {
+        double key = objective == Objective.SRPT ? appWork(a.app, requests, counts, cluster) : 0.0;
+        order.add(new double[] {key, a.arrival, a.app});
+      }
+      order.sort((a, b) -> {
+        int c = Double.compare(a[0], b[0]);
+        if (c == 0) c = Double.compare(a[1], b[1]);
+        if (c == 0) c = Integer.compare((int) a[2], (int) b[2]);
+        return c;
+      });
+      long units = 0;
+      for (int k = 0; k < order.size(); k++) {
+        int app = (int) order.get(k)[2];
+        if (rank.containsKey(app)) {
+          continue;
+        }
+        rank.put(app, k);
+        List<Integer> reqs = new ArrayList<>();
+        for (int i = 0; i < requests.size(); i++) {
+          if (requests.get(i).app == app) {
+            reqs.add(i);
+          }
+        }
+        reqs.sort((a, b) -> {
+          int c = Integer.compare(requests.get(a).priority, requests.get(b).priority);
+          return c != 0 ? c : Integer.compare(a, b);
+        });
+        for (int i : reqs) {
+          double mem = requests.get(i).memory;
+          double m = Math.min(mem > 0.0 ? mem : 0.0, cap);
+          long left = Integer.toUnsignedLong(requests.get(i).count);
+          int t = 0;
+          while (left > 0 && t < PLAN_SLOTS && units < PLAN_BUDGET) {
+            int n = 0;
+            while (left > 0 && units < PLAN_BUDGET && fitsMemory(m, cap - used[t])) {
+              used[t] += m;
+              n++;
+              left--;
+              units++;
+            }
+            if (n > 0) {
+              runs.get(i).add(new int[] {t, n});
+            }
+            t++;
+            units++;
+          }
+        }
+      }
+    }
+
+    /** The planned slot of request i's next container (Integer.MAX_VALUE: unplanned). */
+    int slot(int i) {
+      List<int[]> r = runs.get(i);
+      return next[i] < r.size() ? r.get(next[i])[0] : Integer.MAX_VALUE;
+    }
+
+    /** Request i's next container was allocated. */
+    void take(int i) {
+      List<int[]> r = runs.get(i);
+      if (next[i] < r.size()) {
+        int[] run = r.get(next[i]);
+        run[1]--;
+        if (run[1] == 0) {
+          next[i]++;
+        }
+      }
+    }
   }
 
   private static int order(Cand a, Cand b) {
@@ -157,13 +292,20 @@ public final class GraphenePacker {
     return c;
   }
 
-  /**
-   * One node update: the containers to allocate, in order. {@code s} is updated (deficits
-   * charged, eta averages moved). {@code capacity}, {@code free} and {@code cluster} are
-   * (memory, vcores).
-   */
+  /** {@link #nodeUpdate(State, double[], double[], double[], double[], List, List)}, the cluster all free. */
   public static List<Pick> nodeUpdate(State s, double[] capacity, double[] free, double[] cluster,
       List<App> apps, List<Request> requests) {
+    return nodeUpdate(s, capacity, free, cluster, null, apps, requests);
+  }
+
+  /**
+   * One node update: the containers to allocate, in order. {@code s} is updated (deficits
+   * charged, eta averages moved). {@code capacity}, {@code free}, {@code cluster} and
+   * {@code clusterFree} (what of the cluster is unallocated, which graphene-plan's first slot
+   * holds; null: all) are (memory, vcores).
+   */
+  public static List<Pick> nodeUpdate(State s, double[] capacity, double[] free, double[] cluster,
+      double[] clusterFree, List<App> apps, List<Request> requests) {
     int groups = s.shares.length;
     Deficits deficits = new Deficits(s.shares, s.kappa, s.deficits);
     int[] counts = new int[requests.size()];
@@ -172,16 +314,17 @@ public final class GraphenePacker {
     }
     double[] left = {free[0], free[1]};
     List<Pick> out = new ArrayList<>();
-    int bundle = Math.max(s.bundle, 1);
+    // graphene-plan: one container per pass (its next container may be planned later).
+    int bundle = s.plan != null ? 1 : Math.max(s.bundle, 1);
+    Plan plan = s.plan != null ? new Plan(apps, requests, cluster, clusterFree, s.plan) : null;
     while (true) {
       List<Cand> cands = new ArrayList<>();
       for (App a : apps) {
-        double srpt = 0.0;
+        double srpt = appWork(a.app, requests, counts, cluster);
         double frontier = Double.NEGATIVE_INFINITY;
         for (int i = 0; i < requests.size(); i++) {
           Request r = requests.get(i);
           if (r.app == a.app && counts[i] > 0) {
-            srpt += (double) counts[i] * containerWork(r.memory, r.vcores, cluster);
             frontier = Math.max(frontier, priorityScore(r.priority));
           }
         }
@@ -191,45 +334,31 @@ public final class GraphenePacker {
             continue;
           }
           double p = packingScore(new double[] {r.memory, r.vcores}, left, capacity);
-          double pri = relativePriority(priorityScore(r.priority), frontier);
           Cand c = new Cand();
+          if (plan != null) {
+            c.slot = plan.slot(i);
+            c.rank = plan.rank.getOrDefault(a.app, Integer.MAX_VALUE);
+          } else {
+            p *= relativePriority(priorityScore(r.priority), frontier);
+          }
           c.req = i;
           c.group = a.queue;
           c.arrival = a.arrival;
           c.app = a.app;
           c.priority = r.priority;
           c.srpt = srpt;
-          c.p = p * pri;
+          c.p = p;
           cands.add(c);
         }
       }
       if (cands.isEmpty()) {
         break;
       }
-      double n = cands.size();
-      double sp = 0.0;
-      double ss = 0.0;
-      for (Cand c : cands) {
-        sp += c.p;
-      }
-      for (Cand c : cands) {
-        ss += c.srpt;
-      }
-      double mp = sp / n;
-      double ms = ss / n;
-      if (s.seen) {
-        s.avgP += 0.1 * (mp - s.avgP);
-        s.avgS += 0.1 * (ms - s.avgS);
+      if (plan != null) {
+        cands.sort(GraphenePacker::planOrder);
       } else {
-        s.avgP = mp;
-        s.avgS = ms;
-        s.seen = true;
+        score(s, cands);
       }
-      double eta = s.avgS > 0.0 && Double.isFinite(s.etaScale) ? s.etaScale * s.avgP / s.avgS : 0.0;
-      for (Cand c : cands) {
-        c.perf = c.p - eta * c.srpt;
-      }
-      cands.sort(GraphenePacker::order);
       int allocated = 0;
       boolean[] current = null;
       for (boolean strict : new boolean[] {true, false}) {
@@ -273,6 +402,10 @@ public final class GraphenePacker {
             out.add(new Pick(c.app, c.priority));
             allocated += 1;
             current = null;
+            if (plan != null) {
+              plan.take(c.req);
+              break;
+            }
             int must = deficits.mustServeAmong(contending);
             if (!strict || (must >= 0 && must != c.group)) {
               break;
@@ -290,6 +423,34 @@ public final class GraphenePacker {
     s.deficits = deficits.deficit;
     s.maxSeen = Math.max(s.maxSeen, deficits.maxSeen);
     return out;
+  }
+
+  /** graphene's scoring: perfScore with eta from the running averages, candidates sorted by it. */
+  private static void score(State s, List<Cand> cands) {
+    double n = cands.size();
+    double sp = 0.0;
+    double ss = 0.0;
+    for (Cand c : cands) {
+      sp += c.p;
+    }
+    for (Cand c : cands) {
+      ss += c.srpt;
+    }
+    double mp = sp / n;
+    double ms = ss / n;
+    if (s.seen) {
+      s.avgP += 0.1 * (mp - s.avgP);
+      s.avgS += 0.1 * (ms - s.avgS);
+    } else {
+      s.avgP = mp;
+      s.avgS = ms;
+      s.seen = true;
+    }
+    double eta = s.avgS > 0.0 && Double.isFinite(s.etaScale) ? s.etaScale * s.avgP / s.avgS : 0.0;
+    for (Cand c : cands) {
+      c.perf = c.p - eta * c.srpt;
+    }
+    cands.sort(GraphenePacker::order);
   }
 
   private static boolean[] contending(int groups, List<Cand> cands, int[] counts, List<Request> requests,

@@ -49,6 +49,10 @@ import org.slf4j.LoggerFactory;
  * the node's unallocated memory, and memory is the only resource FifoScheduler checks
  * ({@link #fifoAllocations()} counts what it would still take; the tests check it stays 0).
  *
+ * <p>Rules: graphene's, or graphene-plan's ({@code yarn.scheduler.graphene.policy} =
+ * {@code graphene-plan}): every outstanding container planned on a pooled grid of unit slots,
+ * applications in least-remaining-work order, followed per node update ({@link GraphenePacker}).
+ *
  * <p>Queues: FifoScheduler has one queue; the deficit counters are kept per queue name the
  * application was submitted to. Shares: {@code yarn.scheduler.graphene.queue.NAME.share}
  * (default 1, renormalised over the queues with work that fits the node).
@@ -63,6 +67,10 @@ public class GrapheneScheduler extends FifoScheduler {
   public static final String ETA_SCALE = PREFIX + "eta-scale";
   /** Candidates walked per scoring pass. */
   public static final String BUNDLE = PREFIX + "bundle";
+  /** The rules: {@code graphene} (the default) or {@code graphene-plan}. */
+  public static final String POLICY = PREFIX + "policy";
+  /** graphene-plan's order of applications: {@code srpt} (the default) or {@code fifo}. */
+  public static final String PLAN_OBJECTIVE = PREFIX + "plan.objective";
 
   private final GraphenePacker.State state = new GraphenePacker.State();
   private final Map<String, Integer> queueIndex = new HashMap<>();
@@ -90,6 +98,22 @@ public class GrapheneScheduler extends FifoScheduler {
     state.kappa = kappa >= 0 ? kappa : Double.NaN;
     state.etaScale = conf.getDouble(ETA_SCALE, 1.0);
     state.bundle = Math.max(1, conf.getInt(BUNDLE, 16));
+    String policy = conf.getTrimmed(POLICY, "graphene");
+    String objective = conf.getTrimmed(PLAN_OBJECTIVE, "srpt");
+    if (policy.equals("graphene")) {
+      state.plan = null;
+    } else if (policy.equals("graphene-plan")) {
+      if (objective.equals("srpt")) {
+        state.plan = GraphenePacker.Objective.SRPT;
+      } else if (objective.equals("fifo")) {
+        state.plan = GraphenePacker.Objective.FIFO;
+      } else {
+        throw new IllegalArgumentException(PLAN_OBJECTIVE + " = '" + objective + "': known are srpt, fifo");
+      }
+    } else {
+      throw new IllegalArgumentException(POLICY + " = '" + policy + "': known are graphene, graphene-plan");
+    }
+    LOG.info("graphene: rules {}{}", policy, state.plan != null ? " (objective " + objective + ")" : "");
   }
 
   @Override
@@ -137,6 +161,7 @@ public class GrapheneScheduler extends FifoScheduler {
     Resource cap = node.getTotalResource();
     Resource free = node.getUnallocatedResource();
     Resource cluster = getClusterResource();
+    Resource clusterFree = Resources.subtract(cluster, getUsedResource());
     List<GraphenePacker.App> apps = new ArrayList<>();
     List<GraphenePacker.Request> requests = new ArrayList<>();
     Map<Long, Key> keys = new HashMap<>();
@@ -170,7 +195,8 @@ public class GrapheneScheduler extends FifoScheduler {
     List<GraphenePacker.Pick> picks = GraphenePacker.nodeUpdate(state,
         new double[] {cap.getMemorySize(), cap.getVirtualCores()},
         new double[] {free.getMemorySize(), free.getVirtualCores()},
-        new double[] {cluster.getMemorySize(), cluster.getVirtualCores()}, apps, requests);
+        new double[] {cluster.getMemorySize(), cluster.getVirtualCores()},
+        new double[] {clusterFree.getMemorySize(), clusterFree.getVirtualCores()}, apps, requests);
     for (GraphenePacker.Pick p : picks) {
       Key k = keys.get(((long) p.app << 32) | (p.priority & 0xffffffffL));
       if (k == null) {

@@ -40,7 +40,12 @@ public class GrapheneSchedulerTest {
   }
 
   private GrapheneScheduler start(double kappa, double etaScale) throws Exception {
+    return start(kappa, etaScale, "graphene");
+  }
+
+  private GrapheneScheduler start(double kappa, double etaScale, String policy) throws Exception {
     YarnConfiguration conf = new YarnConfiguration();
+    conf.set(GrapheneScheduler.POLICY, policy);
     conf.setClass(YarnConfiguration.RM_SCHEDULER, GrapheneScheduler.class, ResourceScheduler.class);
     conf.setDouble(GrapheneScheduler.KAPPA, kappa);
     conf.setDouble(GrapheneScheduler.ETA_SCALE, etaScale);
@@ -164,6 +169,40 @@ public class GrapheneSchedulerTest {
       assertEquals(0, s.fifoAllocations());
       rm.stop();
       rm = null;
+    }
+  }
+
+  /**
+   * graphene-plan: of the 1 GB request of the application with less work and the 4 GB one that
+   * fills the 4 GB worker (which graphene's packing picks, above), the plan puts the first in
+   * the cluster's free 4 GB now and the second in the next slot: the worker takes the 1 GB one.
+   */
+  @Test
+  public void planServesLessWorkFirst() throws Exception {
+    GrapheneScheduler s = start(-1, 0, "graphene-plan");
+    MockNM amNode = rm.registerNode("localhost:1001", 2048, 2);
+    MockNM worker = rm.registerNode("localhost:1002", 4096, 4);
+    List<MockAM> ams = apps(amNode, "default", "default");
+    ams.get(0).allocate(Arrays.asList(ask(1, 1024, 1, 1)), new ArrayList<>());
+    ams.get(1).allocate(Arrays.asList(ask(1, 4096, 4, 1)), new ArrayList<>());
+    assertEquals(Arrays.asList(Arrays.asList(1), Arrays.asList()), heartbeat(worker, ams));
+    assertEquals(0, s.fifoAllocations());
+  }
+
+  /** An unknown rule set or objective is refused by name when the scheduler is configured. */
+  @Test
+  public void unknownPolicyIsRefused() {
+    for (String[] kv : new String[][] {{GrapheneScheduler.POLICY, "graphene-pln"},
+        {GrapheneScheduler.PLAN_OBJECTIVE, "span"}}) {
+      YarnConfiguration conf = new YarnConfiguration();
+      conf.set(GrapheneScheduler.POLICY, "graphene-plan");
+      conf.set(kv[0], kv[1]);
+      try {
+        new GrapheneScheduler().setConf(conf);
+        throw new AssertionError("accepted " + kv[0] + " = " + kv[1]);
+      } catch (IllegalArgumentException e) {
+        assertTrue(e.getMessage(), e.getMessage().contains(kv[0]) && e.getMessage().contains(kv[1]));
+      }
     }
   }
 }

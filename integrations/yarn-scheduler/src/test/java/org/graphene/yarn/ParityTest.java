@@ -34,6 +34,8 @@ public class ParityTest {
     int steps = 0;
     int picks = 0;
     int fair = 0;
+    int planSteps = 0;
+    int planPicks = 0;
     for (JsonNode c : root.get("cases")) {
       GraphenePacker.State s = null;
       for (JsonNode step : c.get("steps")) {
@@ -48,6 +50,8 @@ public class ParityTest {
           s.avgS = before.get("avg_s").asDouble();
           s.seen = before.get("seen").asBoolean();
           s.bundle = before.get("bundle").asInt();
+          JsonNode plan = before.get("plan");
+          s.plan = plan == null || plan.isNull() ? null : GraphenePacker.Objective.valueOf(plan.asText().toUpperCase());
           if (!Double.isNaN(s.kappa) && s.shares.length > 1) {
             fair++;
           }
@@ -64,8 +68,9 @@ public class ParityTest {
           reqs.add(new GraphenePacker.Request(r.get("app").asInt(), r.get("priority").asInt(),
               r.get("memory").asDouble(), r.get("vcores").asDouble(), r.get("count").asInt()));
         }
+        JsonNode clusterFree = u.get("cluster_free");
         List<GraphenePacker.Pick> got = GraphenePacker.nodeUpdate(s, arr(u.get("capacity")), arr(u.get("free")),
-            arr(u.get("cluster")), apps, reqs);
+            arr(u.get("cluster")), clusterFree == null ? null : arr(clusterFree), apps, reqs);
         List<GraphenePacker.Pick> want = new ArrayList<>();
         for (JsonNode p : step.get("picks")) {
           want.add(new GraphenePacker.Pick(p.get("app").asInt(), p.get("priority").asInt()));
@@ -77,9 +82,14 @@ public class ParityTest {
         assertEquals(after.get("avg_s").asDouble(), s.avgS, 1e-12);
         steps++;
         picks += want.size();
+        if (s.plan != null) {
+          planSteps++;
+          planPicks += want.size();
+        }
       }
     }
-    // The fixture exercises the rules: many steps, many picks, cases with fairness.
-    assertTrue(steps >= 300 && picks >= 500 && fair >= 30);
+    // The fixture exercises both rule sets: many steps, many picks, cases with fairness.
+    assertTrue(steps >= 500 && picks >= 1000 && fair >= 60);
+    assertTrue(planSteps >= 200 && planPicks >= 400);
   }
 }
