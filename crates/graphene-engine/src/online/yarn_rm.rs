@@ -173,26 +173,23 @@ struct Cand {
     rank: u32,
 }
 
+/// graphene's order: perfScore, then [`ties`].
 fn order(a: &Cand, b: &Cand) -> std::cmp::Ordering {
-    b.perf
-        .total_cmp(&a.perf)
-        .then(a.srpt.total_cmp(&b.srpt))
+    b.perf.total_cmp(&a.perf).then_with(|| ties(a, b))
+}
+
+/// Both orders' ties: less remaining work, earlier submission, lower id, lower priority.
+fn ties(a: &Cand, b: &Cand) -> std::cmp::Ordering {
+    a.srpt
+        .total_cmp(&b.srpt)
         .then(a.arrival.total_cmp(&b.arrival))
         .then(a.app.cmp(&b.app))
         .then(a.priority.cmp(&b.priority))
 }
 
-/// `graphene-plan`'s order: planned slot, then packing, place in the plan, remaining work,
-/// submission, id, priority.
+/// `graphene-plan`'s order: planned slot, then packing, place in the plan, then [`ties`].
 fn plan_order(a: &Cand, b: &Cand) -> std::cmp::Ordering {
-    a.slot
-        .cmp(&b.slot)
-        .then(b.p.total_cmp(&a.p))
-        .then(a.rank.cmp(&b.rank))
-        .then(a.srpt.total_cmp(&b.srpt))
-        .then(a.arrival.total_cmp(&b.arrival))
-        .then(a.app.cmp(&b.app))
-        .then(a.priority.cmp(&b.priority))
+    a.slot.cmp(&b.slot).then(b.p.total_cmp(&a.p)).then(a.rank.cmp(&b.rank)).then_with(|| ties(a, b))
 }
 
 /// An application's remaining work: its outstanding containers' work.
@@ -591,21 +588,24 @@ mod tests {
     }
 
     /// Deficits: two queues with equal shares and kappa 0.05 (a container is 1/16 of the cluster's
-    /// memory) share the node evenly, and no deficit passes the bound.
+    /// memory) share the node evenly, and no deficit passes the bound, under graphene's rules and
+    /// graphene-plan's (where queue 0's application, with less work, is planned first).
     #[test]
     fn deficit_bound_alternates_queues() {
-        let mut s = state(2, Some(0.05));
-        let u = update(
-            [8192.0, 8.0],
-            vec![app(1, 0), app(2, 1)],
-            vec![req(1, 0, 2048.0, 1.0, 4), req(2, 0, 2048.0, 1.0, 4)],
-        );
-        let picks = node_update(&mut s, &u);
-        let apps: Vec<u32> = picks.iter().map(|p| p.app).collect();
-        assert_eq!(apps.len(), 4);
-        assert_eq!(apps.iter().filter(|&&a| a == 1).count(), 2, "{apps:?}");
-        for d in &s.deficits {
-            assert!(*d <= 0.05 + 1e-12, "{:?}", s.deficits);
+        for plan in [None, Some(RmPlan::Srpt)] {
+            let mut s = RmState { plan, ..state(2, Some(0.05)) };
+            let u = update(
+                [8192.0, 8.0],
+                vec![app(1, 0), app(2, 1)],
+                vec![req(1, 0, 2048.0, 1.0, 4), req(2, 0, 2048.0, 1.0, 5)],
+            );
+            let picks = node_update(&mut s, &u);
+            let apps: Vec<u32> = picks.iter().map(|p| p.app).collect();
+            assert_eq!(apps.len(), 4);
+            assert_eq!(apps.iter().filter(|&&a| a == 1).count(), 2, "{plan:?}: {apps:?}");
+            for d in &s.deficits {
+                assert!(*d <= 0.05 + 1e-12, "{plan:?}: {:?}", s.deficits);
+            }
         }
     }
 
@@ -658,25 +658,6 @@ mod tests {
         assert_eq!(node_update(&mut srpt, &u), vec![RmPick { app: 2, priority: 0 }]);
         let mut fifo = RmState { plan: Some(RmPlan::Fifo), ..state(1, None) };
         assert_eq!(node_update(&mut fifo, &u), vec![RmPick { app: 1, priority: 0 }]);
-    }
-
-    /// graphene-plan keeps the deficit bound: two queues, equal shares, kappa 0.05, share the
-    /// node evenly though queue 0's application has less work.
-    #[test]
-    fn plan_keeps_the_deficit_bound() {
-        let mut s = RmState { plan: Some(RmPlan::Srpt), ..state(2, Some(0.05)) };
-        let u = update(
-            [8192.0, 8.0],
-            vec![app(1, 0), app(2, 1)],
-            vec![req(1, 0, 2048.0, 1.0, 4), req(2, 0, 2048.0, 1.0, 5)],
-        );
-        let picks = node_update(&mut s, &u);
-        let apps: Vec<u32> = picks.iter().map(|p| p.app).collect();
-        assert_eq!(apps.len(), 4);
-        assert_eq!(apps.iter().filter(|&&a| a == 1).count(), 2, "{apps:?}");
-        for d in &s.deficits {
-            assert!(*d <= 0.05 + 1e-12, "{:?}", s.deficits);
-        }
     }
 
     /// A huge request count plans within the budget and never allocates per container.

@@ -170,15 +170,12 @@ public final class GraphenePacker {
     int rank;
   }
 
+  /** graphene-plan's order: planned slot, packing, place in the plan, then {@link #ties}. */
   private static int planOrder(Cand a, Cand b) {
     int c = Integer.compare(a.slot, b.slot);
     if (c == 0) c = Double.compare(b.p, a.p);
     if (c == 0) c = Integer.compare(a.rank, b.rank);
-    if (c == 0) c = Double.compare(a.srpt, b.srpt);
-    if (c == 0) c = Double.compare(a.arrival, b.arrival);
-    if (c == 0) c = Integer.compare(a.app, b.app);
-    if (c == 0) c = Integer.compare(a.priority, b.priority);
-    return c;
+    return c != 0 ? c : ties(a, b);
   }
 
   /** An application's remaining work: its outstanding containers' work. */
@@ -283,9 +280,15 @@ public final class GraphenePacker {
     }
   }
 
+  /** graphene's order: perfScore, then {@link #ties}. */
   private static int order(Cand a, Cand b) {
     int c = Double.compare(b.perf, a.perf);
-    if (c == 0) c = Double.compare(a.srpt, b.srpt);
+    return c != 0 ? c : ties(a, b);
+  }
+
+  /** Both orders' ties: less remaining work, earlier submission, lower id, lower priority. */
+  private static int ties(Cand a, Cand b) {
+    int c = Double.compare(a.srpt, b.srpt);
     if (c == 0) c = Double.compare(a.arrival, b.arrival);
     if (c == 0) c = Integer.compare(a.app, b.app);
     if (c == 0) c = Integer.compare(a.priority, b.priority);
