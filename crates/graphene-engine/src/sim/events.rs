@@ -35,6 +35,29 @@ pub(super) struct Timed {
     pub event: Event,
 }
 
+/// A (time, sequence) key packed into one integer whose order is [`key_cmp`]'s: the time's bits
+/// mapped so that unsigned order is `f64::total_cmp`'s, above the sequence number. A machine
+/// scans its tasks' keys for the earliest at every end; comparing one integer is what makes that
+/// scan cheap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct EndKey(u128);
+
+impl EndKey {
+    pub fn new(time: f64, seq: u64) -> EndKey {
+        let bits = time.to_bits();
+        // Negative times (sign bit set) reverse their order and go below every positive one.
+        let ordered = if bits >> 63 == 1 { !bits } else { bits ^ (1 << 63) };
+        EndKey((u128::from(ordered) << 64) | u128::from(seq))
+    }
+
+    /// The (time, sequence) it was made from, bit for bit.
+    pub fn unpack(self) -> (f64, u64) {
+        let ordered = (self.0 >> 64) as u64;
+        let bits = if ordered >> 63 == 1 { ordered ^ (1 << 63) } else { !ordered };
+        (f64::from_bits(bits), self.0 as u64)
+    }
+}
+
 /// The queue's order of (time, sequence) keys: earliest first, then first pushed (sequence
 /// numbers are unique, so this is a total order).
 pub(super) fn key_cmp(a: (f64, u64), b: (f64, u64)) -> Ordering {
@@ -222,6 +245,37 @@ mod tests {
 
     /// Per-machine ends pop in the order one heap of every task's latest end would give (stale
     /// ends skipped), interleaved with arrivals by (time, sequence), whatever the updates.
+    /// Packed end keys order as `key_cmp` orders their (time, sequence), negative, zero,
+    /// infinite and NaN times included, and unpack to the same bits.
+    #[test]
+    fn end_keys_order_as_key_cmp() {
+        let times = [
+            f64::NEG_INFINITY,
+            -3.5,
+            -1e-300,
+            -0.0,
+            0.0,
+            1e-300,
+            0.25,
+            1.0,
+            7.125,
+            1e300,
+            f64::INFINITY,
+            f64::NAN,
+            -f64::NAN,
+        ];
+        let keys: Vec<(f64, u64)> =
+            times.iter().flat_map(|&t| [0u64, 1, u64::MAX].into_iter().map(move |s| (t, s))).collect();
+        for &a in &keys {
+            let ka = EndKey::new(a.0, a.1);
+            assert_eq!(ka.unpack().0.to_bits(), a.0.to_bits());
+            assert_eq!(ka.unpack().1, a.1);
+            for &b in &keys {
+                assert_eq!(ka.cmp(&EndKey::new(b.0, b.1)), key_cmp(a, b), "{a:?} {b:?}");
+            }
+        }
+    }
+
     #[test]
     fn machine_ends_pop_as_the_live_task_events_would() {
         let mut q = EventQueue::default();

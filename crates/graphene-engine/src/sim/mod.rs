@@ -22,7 +22,7 @@ mod state;
 // trace generators make its samples); the simulator draws from it.
 pub use crate::formats::waves;
 
-use events::{Event, EventQueue, Timed};
+use events::{EndKey, Event, EventQueue, Timed};
 use fit_index::FitIndex;
 pub use policy::{Policy, TaskRef};
 pub use state::{JobState, TaskState};
@@ -271,10 +271,11 @@ struct Machine {
     rate: f64,
     /// Beside `running`, task by task: when it ends at its rate and the sequence number its
     /// end event would have had; the machine queues the earliest ([`EventQueue::set_end`]).
-    /// Apart from `running` so that finding the earliest reads 16 bytes a task.
-    ends: Vec<(f64, u64)>,
+    /// Apart from `running` so that finding the earliest reads 16 bytes a task, packed so that
+    /// comparing two is one integer comparison.
+    ends: Vec<EndKey>,
     /// The earliest of `ends`: what the event queue holds for the machine.
-    first: Option<(f64, u64)>,
+    first: Option<EndKey>,
 }
 
 /// The state of the wave model during a replay ([`SimConfig::waves`]).
@@ -778,7 +779,7 @@ impl<'w> Sim<'w> {
             requested,
             actual: task.demand,
         });
-        mach.ends.push((f64::INFINITY, 0));
+        mach.ends.push(EndKey::new(f64::INFINITY, 0));
         self.rerate(k, Some(mach_last(&self.machines[k])));
     }
 
@@ -813,7 +814,7 @@ impl<'w> Sim<'w> {
                 run.since = now;
                 run.rate = rate;
                 // Keyed in the order the ends used to be pushed, one event each.
-                mach.ends[i] = (now + run.remaining / rate, self.events.take_seq());
+                mach.ends[i] = EndKey::new(now + run.remaining / rate, self.events.take_seq());
             }
         }
         // The machine's earliest end: when only the new task was keyed, the earlier of it and
@@ -822,13 +823,13 @@ impl<'w> Sim<'w> {
         mach.first = if unchanged {
             let fresh = new.map(|i| mach.ends[i]);
             match (mach.first, fresh) {
-                (Some(a), Some(b)) => Some(if key_less(b, a) { b } else { a }),
+                (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             }
         } else {
-            mach.ends.iter().copied().reduce(|a, b| if key_less(b, a) { b } else { a })
+            mach.ends.iter().copied().min()
         };
-        self.events.set_end(k as u32, mach.first);
+        self.events.set_end(k as u32, mach.first.map(EndKey::unpack));
     }
 
     /// Ends the task of machine `k` whose end is due (the machine's earliest); returns whether
@@ -870,20 +871,15 @@ impl<'w> Sim<'w> {
     }
 }
 
-/// Whether end `a` comes before end `b` in the queue's order.
-fn key_less(a: (f64, u64), b: (f64, u64)) -> bool {
-    events::key_cmp(a, b) == std::cmp::Ordering::Less
-}
-
 /// The index of the task that ends first (of a machine's `ends`), and the key of the end after
 /// it, found in one scan.
-fn earliest_two(ends: &[(f64, u64)]) -> Option<(usize, Option<(f64, u64)>)> {
-    let mut first: Option<(usize, (f64, u64))> = None;
-    let mut second: Option<(f64, u64)> = None;
+fn earliest_two(ends: &[EndKey]) -> Option<(usize, Option<EndKey>)> {
+    let mut first: Option<(usize, EndKey)> = None;
+    let mut second: Option<EndKey> = None;
     for (i, &key) in ends.iter().enumerate() {
         match first {
-            Some((_, f)) if !key_less(key, f) => {
-                if second.is_none_or(|s| key_less(key, s)) {
+            Some((_, f)) if key >= f => {
+                if second.is_none_or(|s| key < s) {
                     second = Some(key);
                 }
             }
