@@ -110,8 +110,28 @@ def test_prioritize_a_delayed_graph_same_result_and_the_priorities_reach_the_sch
 def test_durations_come_from_the_scheduler_after_a_run(client):
     x = delayed_graph()
     x.compute()
-    plan = gd.plan(x, client=client)
-    assert plan.estimated == [] and {s for _, s in plan.durations.values()} == {"scheduler"}
+
+    def scheduler_averages():
+        return client.run_on_scheduler(
+            lambda dask_scheduler: {n: tp.duration_average for n, tp in dask_scheduler.task_prefixes.items()}
+        )
+
+    # Every prefix the scheduler holds an average for is planned with it; Dask drops a prefix's
+    # average when one of its tasks runs over twice the average (TaskPrefix.add_exec_time), which
+    # a loaded machine can cause within a run (or, from a late worker heartbeat, just after it):
+    # only such a prefix may be estimated. Planned again if the averages moved meanwhile.
+    for _ in range(5):
+        before = scheduler_averages()
+        plan = gd.plan(x, client=client)
+        averages = scheduler_averages()
+        if averages == before:
+            break
+    prefixes = {"chain", "wide", "total"}
+    assert set(plan.durations) == prefixes
+    dropped = sorted(p for p in prefixes if averages.get(p, -1) < 0)
+    assert sorted(plan.estimated) == dropped and len(dropped) < len(prefixes)
+    for p in prefixes - set(dropped):
+        assert plan.durations[p] == (max(averages[p], 1e-6), "scheduler"), p
     # Result sizes as Dask measured them (reported, not planned): the results still held.
     held = client.persist(x)
     held.compute()
