@@ -438,7 +438,7 @@ impl Policy for Agent {
         self.jobs.refill_committed(view, view.active(), &total, &mut left, out, &mut self.touched);
         let cap = view.caps[machine];
         loop {
-            if !any_fits(view, &self.jobs, &left) {
+            if !any_fits(view, &self.jobs, &left, out) {
                 break;
             }
             let obs = observe(view, &self.jobs, &total, &cap, &left);

@@ -946,7 +946,8 @@ mod tests {
 
     /// Replays of every policy that reads the fit index (the stage-order ones: fifo, drf, cs
     /// and its YARN mechanics, graphene+cs; and the scoring ones: tetris with and without
-    /// fairness and overbooking, graphene+tetris, graphene with its own and the paper's rules)
+    /// fairness and overbooking, graphene+tetris, graphene with its own and the paper's rules;
+    /// and decima, whose "anything fits?" test walks the index of jobs)
     /// give the same runs with the index as with the scan of every runnable stage it replaces:
     /// on wide random DAGs (stages with random parent sets, so hundreds are runnable at once),
     /// tasks of one stage with different demands (so a stage's first task is not every task),
@@ -1001,6 +1002,8 @@ mod tests {
                 ("tetris", &settings, &mis),
                 ("tetris", &fair_tetris, &plain),
                 ("graphene+tetris", &settings, &plain),
+                ("decima", &settings, &plain),
+                ("decima", &settings, &mis),
             ];
             let mut launched = 0;
             for (name, s, cfg) in cases {

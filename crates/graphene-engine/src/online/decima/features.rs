@@ -20,7 +20,7 @@
 //! Job features (the limit score's extra input): the job's dominant share of the cluster, and
 //! its remaining work / [`WORK_SCALE`].
 
-use super::super::{fits, TaskRef};
+use super::super::{fits, next_job_to_try, TaskRef};
 use crate::model::{ResVec, MAX_RESOURCES};
 use crate::sim::View;
 
@@ -383,15 +383,28 @@ pub fn next_task(view: &View, track: &JobTrack, job: u32, s: u32) -> Option<u32>
 /// Whether some runnable task not picked yet fits `left`: exactly when [`observe`] would give
 /// candidates, at a fraction of its cost (no features, no allocation). A heartbeat on a machine
 /// whose leftovers fit nothing then skips the observation and the network altogether.
-pub fn any_fits(view: &View, jobs: &Tracks, left: &ResVec) -> bool {
-    view.active().iter().any(|&job| {
-        jobs.get(job).is_some_and(|tr| {
+///
+/// `picked` is what this heartbeat picked so far. Only the jobs the simulator's index of jobs
+/// says may fit ([`View::next_job_may_fit`]) and the jobs with a pick are tried: a job without
+/// one offers each runnable stage's lowest task, the task the index holds, so the others have
+/// nothing that fits. (A scan of every active job ran at each heartbeat, thousands of jobs on
+/// the Alibaba hour.)
+pub fn any_fits(view: &View, jobs: &Tracks, left: &ResVec, picked: &[TaskRef]) -> bool {
+    let mut from = 0;
+    while let Some(job) = next_job_to_try(view, from, left, picked) {
+        let fits_here = jobs.get(job).is_some_and(|tr| {
             view.job_state(job)
                 .runnable_stages
                 .iter()
                 .any(|&s| next_task(view, tr, job, s).is_some_and(|t| fits(view, &view.requested(job, t), left)))
-        })
-    })
+        });
+        if fits_here {
+            return true;
+        }
+        let Some(next) = job.checked_add(1) else { break };
+        from = next;
+    }
+    false
 }
 
 /// The observation for machine `machine` (capacity `cap`) with `left` free, over `jobs`.

@@ -137,7 +137,7 @@ impl Policy for Decima {
             if out.is_empty() && self.nofit.covers(&left, &view.hard, view.dims) {
                 break;
             }
-            if !any_fits(view, &self.jobs, &left) {
+            if !any_fits(view, &self.jobs, &left, out) {
                 self.nofit.record(left, out.len());
                 break;
             }
