@@ -387,8 +387,8 @@ pub fn next_task(view: &View, track: &JobTrack, job: u32, s: u32) -> Option<u32>
 /// `picked` is what this heartbeat picked so far. Only the jobs the simulator's index of jobs
 /// says may fit ([`View::next_job_may_fit`]) and the jobs with a pick are tried: a job without
 /// one offers each runnable stage's lowest task, the task the index holds, so the others have
-/// nothing that fits. (A scan of every active job ran at each heartbeat, thousands of jobs on
-/// the Alibaba hour.)
+/// nothing that fits. So the test costs the jobs that may fit, not every waiting job (thousands
+/// at a time on the Alibaba hour).
 pub fn any_fits(view: &View, jobs: &Tracks, left: &ResVec, picked: &[TaskRef]) -> bool {
     let mut from = 0;
     while let Some(job) = next_job_to_try(view, from, left, picked) {
