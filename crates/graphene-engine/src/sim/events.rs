@@ -37,8 +37,8 @@ pub(super) struct Timed {
 
 /// A (time, sequence) key packed into one integer whose order is [`key_cmp`]'s: the time's bits
 /// mapped so that unsigned order is `f64::total_cmp`'s, above the sequence number. A machine
-/// scans its tasks' keys for the earliest at every end; comparing one integer is what makes that
-/// scan cheap.
+/// keeps its tasks' keys in a heap ([`super::machine_ends`]) sifted at every end: one integer
+/// comparison per step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) struct EndKey(u128);
 

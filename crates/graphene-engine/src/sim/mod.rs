@@ -16,6 +16,7 @@
 
 mod events;
 pub mod fit_index;
+mod machine_ends;
 mod policy;
 mod state;
 // The waves sidecar and its duration model live with the readers (the TPC-H reader and the
@@ -24,6 +25,7 @@ pub use crate::formats::waves;
 
 use events::{EndKey, Event, EventQueue, Timed};
 use fit_index::FitIndex;
+use machine_ends::MachineEnds;
 pub use policy::{Policy, TaskRef};
 pub use state::{JobState, TaskState};
 
@@ -271,11 +273,7 @@ struct Machine {
     rate: f64,
     /// Beside `running`, task by task: when it ends at its rate and the sequence number its
     /// end event would have had; the machine queues the earliest ([`EventQueue::set_end`]).
-    /// Apart from `running` so that finding the earliest reads 16 bytes a task, packed so that
-    /// comparing two is one integer comparison.
-    ends: Vec<EndKey>,
-    /// The earliest of `ends`: what the event queue holds for the machine.
-    first: Option<EndKey>,
+    ends: MachineEnds,
 }
 
 /// The state of the wave model during a replay ([`SimConfig::waves`]).
@@ -447,8 +445,7 @@ fn run_inner(
                 last: None,
                 freed_at: 0.0,
                 rate: 1.0,
-                ends: Vec::new(),
-                first: None,
+                ends: MachineEnds::default(),
             })
             .collect(),
         runs: Vec::new(),
@@ -814,34 +811,29 @@ impl<'w> Sim<'w> {
                 run.since = now;
                 run.rate = rate;
                 // Keyed in the order the ends used to be pushed, one event each.
-                mach.ends[i] = EndKey::new(now + run.remaining / rate, self.events.take_seq());
+                let key = EndKey::new(now + run.remaining / rate, self.events.take_seq());
+                if unchanged {
+                    mach.ends.set(i, key);
+                } else {
+                    mach.ends.set_unordered(i, key);
+                }
             }
         }
-        // The machine's earliest end: when only the new task was keyed, the earlier of it and
-        // the one already queued (after an end, `finish` has set the next one); otherwise every
-        // task moved.
-        mach.first = if unchanged {
-            let fresh = new.map(|i| mach.ends[i]);
-            match (mach.first, fresh) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            }
-        } else {
-            mach.ends.iter().copied().min()
-        };
-        self.events.set_end(k as u32, mach.first.map(EndKey::unpack));
+        if !unchanged {
+            mach.ends.rebuild();
+        }
+        self.events.set_end(k as u32, mach.ends.first().map(|(_, key)| key.unpack()));
     }
 
     /// Ends the task of machine `k` whose end is due (the machine's earliest); returns whether
     /// there was one.
     fn finish(&mut self, policy: &mut dyn Policy, k: usize) -> bool {
         let mach = &mut self.machines[k];
-        let Some((i, next)) = earliest_two(&mach.ends) else {
+        let Some((i, _)) = mach.ends.first() else {
             return false;
         };
         let run = mach.running.swap_remove(i);
         mach.ends.swap_remove(i);
-        mach.first = next;
         let (job, task) = (run.job, run.task);
         self.changes += 1;
         mach.allocated.sub_assign(&run.requested);
@@ -869,27 +861,6 @@ impl<'w> Sim<'w> {
         policy.finished(&self.view(), TaskRef { job, task });
         true
     }
-}
-
-/// The index of the task that ends first (of a machine's `ends`), and the key of the end after
-/// it, found in one scan.
-fn earliest_two(ends: &[EndKey]) -> Option<(usize, Option<EndKey>)> {
-    let mut first: Option<(usize, EndKey)> = None;
-    let mut second: Option<EndKey> = None;
-    for (i, &key) in ends.iter().enumerate() {
-        match first {
-            Some((_, f)) if key >= f => {
-                if second.is_none_or(|s| key < s) {
-                    second = Some(key);
-                }
-            }
-            _ => {
-                second = first.map(|(_, f)| f);
-                first = Some((i, key));
-            }
-        }
-    }
-    first.map(|(i, _)| (i, second))
 }
 
 /// The realized duration and moving delay of a task of `job`'s `stage` launched on `mach` at
