@@ -70,8 +70,15 @@ impl FitIndex {
         while node > 1 {
             node /= 2;
             let (l, r) = (2 * node * k, (2 * node + 1) * k);
+            let mut moved = false;
             for i in 0..k {
-                self.min[node * k + i] = self.min[l + i].min(self.min[r + i]);
+                let m = self.min[l + i].min(self.min[r + i]);
+                moved |= m.to_bits() != self.min[node * k + i].to_bits();
+                self.min[node * k + i] = m;
+            }
+            if !moved {
+                // Every minimum above is made of the same values as before.
+                break;
             }
         }
     }
