@@ -416,7 +416,7 @@ fn run_inner(
             )));
         }
         for (t, task) in j.dag.tasks.iter().enumerate() {
-            let req = task.demand.scale(factors[ji][task.stage as usize].1);
+            let req = requested(task, &factors[ji]);
             if !cluster.machines.iter().any(|c| (0..MAX_RESOURCES).all(|r| !hard[r] || req.0[r] <= c.0[r])) {
                 return Err(Error::TaskTooBig {
                     task: format!("{} of job {}", j.dag.task_name(t as TaskId), j.name),
