@@ -30,50 +30,79 @@ pub(super) enum Event {
     Finish(u32),
 }
 
+/// A popped event with its key unpacked.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Timed {
     pub time: f64,
+    /// Read by the tests, which check the order of pops.
+    #[cfg(test)]
     pub seq: u64,
     pub event: Event,
 }
 
-/// A (time, sequence) key packed into one integer whose order is [`key_cmp`]'s: the time's bits
-/// mapped so that unsigned order is `f64::total_cmp`'s, above the sequence number. A machine
-/// keeps its tasks' keys in a heap ([`super::machine_ends`]) sifted at every end: one integer
-/// comparison per step.
+/// A (time, sequence) key as two integers whose order is [`key_cmp`]'s: the time's bits mapped
+/// so that unsigned order is `f64::total_cmp`'s, then the sequence number. Every queue here and
+/// every machine's heap of task ends ([`super::machine_ends`]) compares keys at each sift step:
+/// two integer comparisons instead of a float's total order and a third comparison.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) struct EndKey(u128);
+pub(super) struct Key {
+    // Field order is comparison order (the derived `Ord` is lexicographic).
+    time: u64,
+    seq: u64,
+}
 
-impl EndKey {
-    pub fn new(time: f64, seq: u64) -> EndKey {
+impl Key {
+    pub fn new(time: f64, seq: u64) -> Key {
         let bits = time.to_bits();
         // Negative times (sign bit set) reverse their order and go below every positive one.
         let ordered = if bits >> 63 == 1 { !bits } else { bits ^ (1 << 63) };
-        EndKey((u128::from(ordered) << 64) | u128::from(seq))
+        Key { time: ordered, seq }
+    }
+
+    /// The time it was made from, bit for bit.
+    pub fn time(self) -> f64 {
+        let ordered = self.time;
+        f64::from_bits(if ordered >> 63 == 1 { ordered ^ (1 << 63) } else { !ordered })
+    }
+
+    pub fn seq(self) -> u64 {
+        self.seq
     }
 
     /// The (time, sequence) it was made from, bit for bit.
+    #[cfg(test)]
     pub fn unpack(self) -> (f64, u64) {
-        let ordered = (self.0 >> 64) as u64;
-        let bits = if ordered >> 63 == 1 { ordered ^ (1 << 63) } else { !ordered };
-        (f64::from_bits(bits), self.0 as u64)
+        (self.time(), self.seq)
+    }
+}
+
+/// An event in one of the queues, with its packed key.
+#[derive(Clone, Copy, Debug)]
+struct Queued {
+    key: Key,
+    event: Event,
+}
+
+impl Queued {
+    fn timed(self) -> Timed {
+        Timed {
+            time: self.key.time(),
+            #[cfg(test)]
+            seq: self.key.seq,
+            event: self.event,
+        }
     }
 }
 
 /// The queue's order of (time, sequence) keys: earliest first, then first pushed (sequence
-/// numbers are unique, so this is a total order).
-pub(super) fn key_cmp(a: (f64, u64), b: (f64, u64)) -> Ordering {
+/// numbers are unique, so this is a total order). [`Key`]'s order, tested against it.
+#[cfg(test)]
+fn key_cmp(a: (f64, u64), b: (f64, u64)) -> Ordering {
     a.0.total_cmp(&b.0).then(a.1.cmp(&b.1))
 }
 
-impl Timed {
-    fn key_cmp(&self, other: &Self) -> Ordering {
-        key_cmp((self.time, self.seq), (other.time, other.seq))
-    }
-}
-
 /// Reversed in the heap so that the max-heap pops the earliest event, then the first pushed.
-struct Rev(Timed);
+struct Rev(Queued);
 
 impl PartialEq for Rev {
     fn eq(&self, other: &Self) -> bool {
@@ -88,7 +117,7 @@ impl PartialOrd for Rev {
 }
 impl Ord for Rev {
     fn cmp(&self, other: &Self) -> Ordering {
-        other.0.key_cmp(&self.0)
+        other.0.key.cmp(&self.0.key)
     }
 }
 
@@ -102,7 +131,7 @@ pub(super) struct EventQueue {
     /// Per machine: the sequence number of its live entry in `ends` (0: none).
     live_end: Vec<u64>,
     /// Heartbeats, sorted by (time, sequence).
-    beats: VecDeque<Timed>,
+    beats: VecDeque<Queued>,
     /// Heartbeats that belong before the back of `beats`: a machine whose quiet stretch was
     /// skipped beats next among the others' beats, and inserting it into the deque moved every
     /// beat behind it (a tenth of a deep replay on 2,500 machines went to that move).
@@ -121,18 +150,18 @@ impl EventQueue {
     /// runs nothing (`None`).
     ///
     /// [`take_seq`]: EventQueue::take_seq
-    pub fn set_end(&mut self, k: u32, key: Option<(f64, u64)>) {
+    pub fn set_end(&mut self, k: u32, key: Option<Key>) {
         let k = k as usize;
         if self.live_end.len() <= k {
             self.live_end.resize(k + 1, 0);
         }
-        let seq = key.map_or(0, |(_, s)| s);
+        let seq = key.map_or(0, Key::seq);
         if self.live_end[k] == seq {
             return;
         }
         self.live_end[k] = seq;
-        if let Some((time, seq)) = key {
-            self.ends.push(Rev(Timed { time, seq, event: Event::Finish(k as u32) }));
+        if let Some(key) = key {
+            self.ends.push(Rev(Queued { key, event: Event::Finish(k as u32) }));
         }
         self.drop_stale();
     }
@@ -142,7 +171,7 @@ impl EventQueue {
         while let Some(top) = self.ends.peek() {
             // Only machines' ends are queued here.
             let Event::Finish(k) = top.0.event else { break };
-            if self.live_end[k as usize] == top.0.seq {
+            if self.live_end[k as usize] == top.0.key.seq {
                 break;
             }
             self.ends.pop();
@@ -151,11 +180,11 @@ impl EventQueue {
 
     pub fn push(&mut self, time: f64, event: Event) {
         self.seq += 1;
-        let t = Timed { time, seq: self.seq, event };
+        let t = Queued { key: Key::new(time, self.seq), event };
         debug_assert!(!matches!(event, Event::Finish(_)), "task ends are queued by their machine: set_end");
         if !matches!(event, Event::Heartbeat(_)) {
             self.others.push(Rev(t));
-        } else if self.beats.back().is_none_or(|b| b.key_cmp(&t) == Ordering::Less) {
+        } else if self.beats.back().is_none_or(|b| b.key < t.key) {
             self.beats.push_back(t);
         } else {
             // A beat that lands before another machine's (after a quiet stretch was skipped, or
@@ -171,9 +200,9 @@ impl EventQueue {
     }
 
     /// The earliest arrival or task end (the top of `ends` is never stale), with its sequence.
-    fn next_progress_event(&self) -> Option<&Timed> {
+    fn next_progress_event(&self) -> Option<&Queued> {
         match (self.others.peek(), self.ends.peek()) {
-            (Some(a), Some(e)) => Some(if a.0.key_cmp(&e.0) == Ordering::Less { &a.0 } else { &e.0 }),
+            (Some(a), Some(e)) => Some(if a.0.key < e.0.key { &a.0 } else { &e.0 }),
             (a, e) => a.or(e).map(|r| &r.0),
         }
     }
@@ -181,23 +210,24 @@ impl EventQueue {
     /// The time of the earliest arrival or task end, so that a heartbeat finds the next event
     /// that can make work runnable without searching the queue.
     pub fn next_progress(&self) -> Option<f64> {
-        self.next_progress_event().map(|t| t.time)
+        self.next_progress_event().map(|t| t.key.time())
     }
 
     pub fn pop(&mut self) -> Option<Timed> {
         let next = self.next_progress_event().copied();
         let (beat, late) = match (self.beats.front(), self.late_beats.peek()) {
-            (Some(b), Some(l)) if l.0.key_cmp(b) == Ordering::Less => (Some(&l.0), true),
+            (Some(b), Some(l)) if l.0.key < b.key => (Some(&l.0), true),
             (Some(b), _) => (Some(b), false),
             (None, l) => (l.map(|l| &l.0), true),
         };
         let beat_first = match (beat, &next) {
-            (Some(b), Some(o)) => b.key_cmp(o) == Ordering::Less,
+            (Some(b), Some(o)) => b.key < o.key,
             (Some(_), None) => true,
             (None, _) => false,
         };
         if beat_first {
-            return if late { self.late_beats.pop().map(|r| r.0) } else { self.beats.pop_front() };
+            let b = if late { self.late_beats.pop().map(|r| r.0) } else { self.beats.pop_front() };
+            return b.map(Queued::timed);
         }
         let t = next?;
         if let Event::Finish(k) = t.event {
@@ -208,7 +238,7 @@ impl EventQueue {
         } else {
             self.others.pop();
         }
-        Some(t)
+        Some(t.timed())
     }
 }
 
@@ -255,7 +285,7 @@ mod tests {
 
     /// Per-machine ends pop in the order one heap of every task's latest end would give (stale
     /// ends skipped), interleaved with arrivals by (time, sequence), whatever the updates.
-    /// Packed end keys order as `key_cmp` orders their (time, sequence), negative, zero,
+    /// Packed keys order as `key_cmp` orders their (time, sequence), negative, zero,
     /// infinite and NaN times included, and unpack to the same bits.
     #[test]
     fn end_keys_order_as_key_cmp() {
@@ -277,11 +307,11 @@ mod tests {
         let keys: Vec<(f64, u64)> =
             times.iter().flat_map(|&t| [0u64, 1, u64::MAX].into_iter().map(move |s| (t, s))).collect();
         for &a in &keys {
-            let ka = EndKey::new(a.0, a.1);
+            let ka = Key::new(a.0, a.1);
             assert_eq!(ka.unpack().0.to_bits(), a.0.to_bits());
             assert_eq!(ka.unpack().1, a.1);
             for &b in &keys {
-                assert_eq!(ka.cmp(&EndKey::new(b.0, b.1)), key_cmp(a, b), "{a:?} {b:?}");
+                assert_eq!(ka.cmp(&Key::new(b.0, b.1)), key_cmp(a, b), "{a:?} {b:?}");
             }
         }
     }
@@ -327,7 +357,7 @@ mod tests {
                 // Machine k's earliest end moves (or it empties).
                 let k = (r % 6) as u32;
                 let key = (r % 3 != 0).then(|| (time, q.take_seq()));
-                q.set_end(k, key);
+                q.set_end(k, key.map(|(t, s)| Key::new(t, s)));
                 live[k as usize] = key;
                 if let Some((t, s)) = key {
                     reference.push((t, s, k));

@@ -11,7 +11,7 @@
 //! here always match `running`'s. Keys are unique (their sequence numbers are), so the earliest
 //! is the same whatever the heap's layout.
 
-use super::events::EndKey;
+use super::events::Key;
 
 /// Children per heap node: a machine's ends are popped from the top and sifted down, and a
 /// wider node halves the levels that walk (about four levels for a hundred tasks).
@@ -19,7 +19,7 @@ const ARITY: usize = 4;
 
 #[derive(Clone, Copy)]
 struct Entry {
-    key: EndKey,
+    key: Key,
     /// The task's running position.
     pos: u32,
 }
@@ -35,17 +35,17 @@ pub(super) struct MachineEnds {
 
 impl MachineEnds {
     /// The earliest end: (running position, key).
-    pub fn first(&self) -> Option<(usize, EndKey)> {
+    pub fn first(&self) -> Option<(usize, Key)> {
         self.heap.first().map(|e| (e.pos as usize, e.key))
     }
 
     #[cfg(test)]
-    pub fn get(&self, i: usize) -> EndKey {
+    pub fn get(&self, i: usize) -> Key {
         self.heap[self.at[i] as usize].key
     }
 
     /// Appends the key of a task appended to `running`.
-    pub fn push(&mut self, key: EndKey) {
+    pub fn push(&mut self, key: Key) {
         let pos = self.at.len() as u32;
         self.at.push(self.heap.len() as u32);
         self.heap.push(Entry { key, pos });
@@ -53,7 +53,7 @@ impl MachineEnds {
     }
 
     /// Changes the key of the task at running position `i`.
-    pub fn set(&mut self, i: usize, key: EndKey) {
+    pub fn set(&mut self, i: usize, key: Key) {
         let h = self.at[i] as usize;
         let old = std::mem::replace(&mut self.heap[h].key, key);
         if key < old {
@@ -65,7 +65,7 @@ impl MachineEnds {
 
     /// Changes the key of the task at running position `i` without restoring the heap, to
     /// rewrite many at once; [`MachineEnds::rebuild`] must follow.
-    pub fn set_unordered(&mut self, i: usize, key: EndKey) {
+    pub fn set_unordered(&mut self, i: usize, key: Key) {
         self.heap[self.at[i] as usize].key = key;
     }
 
@@ -156,10 +156,10 @@ mod tests {
         let mut seq = 0u64;
         let mut key = |rng: &mut ChaCha8Rng| {
             seq += 1;
-            EndKey::new(f64::from(rng.gen_range(0..50u32)), seq)
+            Key::new(f64::from(rng.gen_range(0..50u32)), seq)
         };
         let mut ends = MachineEnds::default();
-        let mut plain: Vec<EndKey> = Vec::new();
+        let mut plain: Vec<Key> = Vec::new();
         for _ in 0..20_000 {
             match rng.gen_range(0..10u32) {
                 0..=3 => {

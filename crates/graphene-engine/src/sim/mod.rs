@@ -23,7 +23,7 @@ mod state;
 // trace generators make its samples); the simulator draws from it.
 pub use crate::formats::waves;
 
-use events::{EndKey, Event, EventQueue, Timed};
+use events::{Event, EventQueue, Key, Timed};
 use fit_index::FitIndex;
 use machine_ends::MachineEnds;
 pub use policy::{Policy, TaskRef};
@@ -292,6 +292,9 @@ struct WaveState {
 struct Sim<'w> {
     workload: &'w Workload,
     cluster: &'w Cluster,
+    /// The cluster's resources held to capacity ([`Cluster::hard_mask`]), read at every
+    /// heartbeat, launch and rerate.
+    hard: [bool; MAX_RESOURCES],
     cfg: SimConfig,
     now: f64,
     events: EventQueue,
@@ -429,6 +432,7 @@ fn run_inner(
     let mut sim = Sim {
         workload,
         cluster,
+        hard,
         cfg: cfg.clone(),
         now: 0.0,
         events: EventQueue::default(),
@@ -658,11 +662,14 @@ impl<'w> Sim<'w> {
         }
     }
 
+    /// Built for every policy call, several per heartbeat: inlined, a call builds only what
+    /// it reads.
+    #[inline]
     fn view(&self) -> View<'_> {
         View {
             now: self.now,
             dims: self.cluster.resources.len(),
-            hard: self.cluster.hard_mask(),
+            hard: self.hard,
             caps: &self.cluster.machines,
             workload: self.workload,
             jobs: &self.jobs,
@@ -732,10 +739,13 @@ impl<'w> Sim<'w> {
             }
             self.stable.1 += 1;
         }
-        let hard = self.cluster.hard_mask();
+        let hard = self.hard;
         let mut launched = 0;
         for &t in &out {
-            let req = self.view().requested(t.job, t.task);
+            let req = requested(
+                &self.workload.jobs[t.job as usize].dag.tasks[t.task as usize],
+                &self.factors[t.job as usize],
+            );
             let mach = &self.machines[k];
             let ok = self.jobs[t.job as usize].state[t.task as usize] == TaskState::Runnable
                 && (0..MAX_RESOURCES)
@@ -779,14 +789,14 @@ impl<'w> Sim<'w> {
             since: now,
             rate: 1.0,
         });
-        mach.ends.push(EndKey::new(f64::INFINITY, 0));
+        mach.ends.push(Key::new(f64::INFINITY, 0));
         self.rerate(k, Some(mach_last(&self.machines[k])));
     }
 
     /// Recomputes progress rates on machine `k` after its load changed, rescheduling the ends of
     /// tasks whose rate changed (and of the new task, if any), and queues the machine's earliest.
     fn rerate(&mut self, k: usize, new: Option<usize>) {
-        let hard = self.cluster.hard_mask();
+        let hard = self.hard;
         let dims = self.cluster.resources.len();
         let mach = &self.machines[k];
         let mut over: f64 = 1.0;
@@ -814,7 +824,7 @@ impl<'w> Sim<'w> {
                 run.since = now;
                 run.rate = rate;
                 // Keyed in the order the ends used to be pushed, one event each.
-                let key = EndKey::new(now + run.remaining / rate, self.events.take_seq());
+                let key = Key::new(now + run.remaining / rate, self.events.take_seq());
                 if unchanged {
                     mach.ends.set(i, key);
                 } else {
@@ -825,7 +835,7 @@ impl<'w> Sim<'w> {
         if !unchanged {
             mach.ends.rebuild();
         }
-        self.events.set_end(k as u32, mach.ends.first().map(|(_, key)| key.unpack()));
+        self.events.set_end(k as u32, mach.ends.first().map(|(_, key)| key));
     }
 
     /// Ends the task of machine `k` whose end is due (the machine's earliest); returns whether
