@@ -5,10 +5,10 @@
 //! popped and pushed again. They live apart from arrivals and finishes, in a deque kept sorted:
 //! a machine's next beat is one period after the beat just taken, so it almost always belongs at
 //! the back, where pushing and popping cost O(1) instead of a heap's O(log n) sift. A beat that
-//! belongs before the back (a machine whose quiet stretch was skipped) goes to a small heap
-//! beside the deque instead. All of them share one sequence counter and every pop takes the
-//! smallest (time, sequence) of their heads, so the events come out in exactly the order a
-//! single heap gave.
+//! belongs before the back (a machine whose quiet stretch was skipped) goes to a second sorted
+//! deque, or to a heap when it fits behind neither ([`Beats`]). All of them share one sequence
+//! counter and every pop takes the smallest (time, sequence) of their heads, so the events come
+//! out in exactly the order a single heap gave.
 //!
 //! Task ends are kept per machine. Every task on a machine progresses at the machine's one rate
 //! (see [`super::Sim::rerate`]), so a launch or an end there moves the end of every task on it;
@@ -130,12 +130,65 @@ pub(super) struct EventQueue {
     ends: BinaryHeap<Rev>,
     /// Per machine: the sequence number of its live entry in `ends` (0: none).
     live_end: Vec<u64>,
-    /// Heartbeats, sorted by (time, sequence).
-    beats: VecDeque<Queued>,
-    /// Heartbeats that belong before the back of `beats`: a machine whose quiet stretch was
-    /// skipped beats next among the others' beats, and inserting it into the deque moved every
-    /// beat behind it (a tenth of a deep replay on 2,500 machines went to that move).
-    late_beats: BinaryHeap<Rev>,
+    beats: Beats,
+}
+
+/// The heartbeats: three sorted sources, popped by their smallest head.
+///
+/// A machine's next beat is one period after the beat just taken, so it almost always belongs
+/// at the back of `on_time`. One that belongs before it comes from a skipped quiet stretch:
+/// every machine skipping to the first of its beats after the same arrival or end, in the
+/// order they beat, lands in increasing order too, but for one wrap of the period, so such beats
+/// mostly follow each other at the back of `late`. Only one that fits behind neither goes to
+/// the heap `stray`. (Inserting late beats into the deque moved every beat behind them, a tenth
+/// of a deep replay on 2,500 machines; a heap for all of them cost a sift at each pop.)
+#[derive(Default)]
+struct Beats {
+    on_time: VecDeque<Queued>,
+    late: VecDeque<Queued>,
+    stray: BinaryHeap<Rev>,
+}
+
+/// Which of [`Beats`]' sources holds the earliest beat.
+#[derive(Clone, Copy)]
+enum BeatSource {
+    OnTime,
+    Late,
+    Stray,
+}
+
+impl Beats {
+    fn push(&mut self, t: Queued) {
+        if self.on_time.back().is_none_or(|b| b.key < t.key) {
+            self.on_time.push_back(t);
+        } else if self.late.back().is_none_or(|b| b.key < t.key) {
+            self.late.push_back(t);
+        } else {
+            self.stray.push(Rev(t));
+        }
+    }
+
+    /// The earliest beat and where it is.
+    fn peek(&self) -> Option<(&Queued, BeatSource)> {
+        let mut best = self.on_time.front().map(|b| (b, BeatSource::OnTime));
+        for (b, source) in [(self.late.front(), BeatSource::Late), (self.stray.peek().map(|r| &r.0), BeatSource::Stray)]
+        {
+            if let Some(b) = b {
+                if best.is_none_or(|(x, _)| b.key < x.key) {
+                    best = Some((b, source));
+                }
+            }
+        }
+        best
+    }
+
+    fn pop(&mut self, source: BeatSource) -> Option<Queued> {
+        match source {
+            BeatSource::OnTime => self.on_time.pop_front(),
+            BeatSource::Late => self.late.pop_front(),
+            BeatSource::Stray => self.stray.pop().map(|r| r.0),
+        }
+    }
 }
 
 impl EventQueue {
@@ -182,14 +235,10 @@ impl EventQueue {
         self.seq += 1;
         let t = Queued { key: Key::new(time, self.seq), event };
         debug_assert!(!matches!(event, Event::Finish(_)), "task ends are queued by their machine: set_end");
-        if !matches!(event, Event::Heartbeat(_)) {
-            self.others.push(Rev(t));
-        } else if self.beats.back().is_none_or(|b| b.key < t.key) {
-            self.beats.push_back(t);
+        if matches!(event, Event::Heartbeat(_)) {
+            self.beats.push(t);
         } else {
-            // A beat that lands before another machine's (after a quiet stretch was skipped, or
-            // by rounding).
-            self.late_beats.push(Rev(t));
+            self.others.push(Rev(t));
         }
     }
 
@@ -215,19 +264,14 @@ impl EventQueue {
 
     pub fn pop(&mut self) -> Option<Timed> {
         let next = self.next_progress_event().copied();
-        let (beat, late) = match (self.beats.front(), self.late_beats.peek()) {
-            (Some(b), Some(l)) if l.0.key < b.key => (Some(&l.0), true),
-            (Some(b), _) => (Some(b), false),
-            (None, l) => (l.map(|l| &l.0), true),
-        };
+        let beat = self.beats.peek();
         let beat_first = match (beat, &next) {
-            (Some(b), Some(o)) => b.key < o.key,
+            (Some((b, _)), Some(o)) => b.key < o.key,
             (Some(_), None) => true,
             (None, _) => false,
         };
-        if beat_first {
-            let b = if late { self.late_beats.pop().map(|r| r.0) } else { self.beats.pop_front() };
-            return b.map(Queued::timed);
+        if let (true, Some((_, source))) = (beat_first, beat) {
+            return self.beats.pop(source).map(Queued::timed);
         }
         let t = next?;
         if let Event::Finish(k) = t.event {

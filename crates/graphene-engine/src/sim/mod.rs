@@ -194,13 +194,21 @@ impl<'a> View<'a> {
     pub fn estimated_duration(&self, job: u32, t: TaskId) -> f64 {
         let dag = self.dag(job);
         let task = &dag.tasks[t as usize];
-        task.duration * self.factors[job as usize][task.stage as usize].0
+        match self.factors[job as usize].get(task.stage as usize) {
+            Some(f) => task.duration * f.0,
+            None => task.duration,
+        }
     }
 }
 
 /// The demand a task asks for: its true one scaled by the factor its job's policy saw for its
-/// stage (`factors`: the job's (duration, demand) factors by stage).
+/// stage (`factors`: the job's (duration, demand) factors by stage, empty when the estimates are
+/// exact: scaling by 1 gives the same bits, and skipping it skips a load from memory the task's
+/// end would otherwise wait for on a deep workload).
 fn requested(task: &Task, factors: &[(f64, f64)]) -> ResVec {
+    if factors.is_empty() {
+        return task.demand;
+    }
     task.demand.scale(factors[task.stage as usize].1)
 }
 
@@ -382,25 +390,25 @@ fn run_inner(
     let queue_of: Vec<u32> =
         workload.jobs.iter().map(|j| queues.iter().position(|q| q == &j.queue).unwrap_or(0) as u32).collect();
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
+    // Exact estimates leave every job's factors empty during the replay (see `requested`).
     let factors: Vec<Vec<(f64, f64)>> = workload
         .jobs
         .iter()
-        .map(|j| {
-            j.dag
+        .map(|j| match cfg.misestimate {
+            None => Vec::new(),
+            Some((lo, hi)) => j
+                .dag
                 .stages
                 .iter()
-                .map(|_| match cfg.misestimate {
-                    None => (1.0, 1.0),
-                    Some((lo, hi)) => {
-                        let (d, q) = (1.0 + rng.gen_range(lo..=hi), 1.0 + rng.gen_range(lo..=hi));
-                        match cfg.misestimate_what {
-                            Misestimated::Durations => (d, 1.0),
-                            Misestimated::Demands => (1.0, q),
-                            Misestimated::Both => (d, q),
-                        }
+                .map(|_| {
+                    let (d, q) = (1.0 + rng.gen_range(lo..=hi), 1.0 + rng.gen_range(lo..=hi));
+                    match cfg.misestimate_what {
+                        Misestimated::Durations => (d, 1.0),
+                        Misestimated::Demands => (1.0, q),
+                        Misestimated::Both => (d, q),
                     }
                 })
-                .collect()
+                .collect(),
         })
         .collect();
     let hard = cluster.hard_mask();
@@ -557,7 +565,11 @@ fn run_inner(
         decision_us: sim.decision_us,
         heartbeats: sim.heartbeats,
         makespan,
-        factors: sim.factors,
+        factors: if cfg.misestimate.is_none() {
+            workload.jobs.iter().map(|j| vec![(1.0, 1.0); j.dag.stages.len()]).collect()
+        } else {
+            sim.factors
+        },
     })
 }
 

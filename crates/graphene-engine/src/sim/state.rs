@@ -5,8 +5,15 @@
 //! one), so finishing the last task of a stage releases its children in one sweep and no
 //! all-to-all edge is ever expanded into task pairs.
 
+use smallvec::SmallVec;
+
 use super::fit_index::FitIndex;
 use crate::model::{Dag, EdgeKind, TaskId};
+
+/// A stage's runnable tasks. Up to four are kept inline: on DAGs of one-task stages every
+/// stage's list held one task in an allocation of its own, a `malloc` and a cache miss per task,
+/// and the inline list is no larger than a `Vec`.
+type RunnableList = SmallVec<[TaskId; 4]>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TaskState {
@@ -21,7 +28,7 @@ pub struct JobState {
     pending: Vec<u32>,
     stage_left: Vec<u32>,
     /// Runnable task ids per stage, highest id at the bottom so `pop` yields the lowest.
-    runnable: Vec<Vec<TaskId>>,
+    runnable: Vec<RunnableList>,
     /// Stages with at least one runnable task, kept sorted (stage order is topological).
     pub runnable_stages: Vec<u32>,
     /// The lowest runnable task id of each stage of `runnable_stages`, at the same index. A
@@ -50,7 +57,7 @@ impl JobState {
             state: vec![TaskState::Waiting; dag.len()],
             pending,
             stage_left: dag.stages.iter().map(|s| s.len).collect(),
-            runnable: vec![Vec::new(); dag.stages.len()],
+            runnable: vec![RunnableList::new(); dag.stages.len()],
             runnable_stages: Vec::new(),
             runnable_heads: Vec::new(),
             runnable_count: 0,
@@ -99,7 +106,8 @@ impl JobState {
     }
 
     /// Keeps the runnable stages indexed by the requested demand of their lowest runnable task
-    /// (`demand_factors[s]` scales stage `s`'s demands, as the policies see them), over the
+    /// (`demand_factors[s]` scales stage `s`'s demands, as the policies see them; none when
+    /// they are exact), over the
     /// resources `dims`, until the job finishes. See [`FitIndex`].
     pub fn index_fits(&mut self, dag: &Dag, demand_factors: Vec<f64>, dims: Vec<usize>) {
         self.fit = Some((FitIndex::new(dag.stages.len(), dims), demand_factors));
@@ -137,7 +145,11 @@ impl JobState {
         if let Some((fit, factors)) = &mut self.fit {
             let head = self.runnable[s as usize].last();
             // As `View::requested`: the task's demand scaled by its stage's factor.
-            let demand = head.map(|&t| dag.tasks[t as usize].demand.scale(factors[s as usize]));
+            // (No factors: exact estimates, the demand as is.)
+            let demand = head.map(|&t| match factors.get(s as usize) {
+                Some(&f) => dag.tasks[t as usize].demand.scale(f),
+                None => dag.tasks[t as usize].demand,
+            });
             fit.set(s, demand.as_ref());
         }
     }
