@@ -15,12 +15,15 @@
 //! one event per task made each such change leave the old ends in the heap, stale (21 stale
 //! ends per task on a deep workload of overbooked machines, a third of its replay). Each task
 //! still gets its end's (time, sequence) key as if it had been pushed ([`EventQueue::take_seq`]),
-//! but only each machine's earliest end is queued, and a machine's entry is stale once its
-//! earliest end moved: stale entries are dropped whenever they reach the top, so the top of the
-//! queue is always a live event and the next one due is known exactly.
+//! but only each machine's earliest end is queued, in an indexed heap with one entry per machine
+//! ([`super::end_heap`]) that is rekeyed when that end moves. (A heap of every machine's ends as
+//! pushed left the old entry of a moved end behind, stale until it surfaced; on a deep workload
+//! they outnumbered the live ones, and popping that heap cost a tenth of the replay.)
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
+
+use super::end_heap::EndHeap;
 
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Event {
@@ -42,7 +45,7 @@ pub(super) struct Timed {
 
 /// A (time, sequence) key as two integers whose order is [`key_cmp`]'s: the time's bits mapped
 /// so that unsigned order is `f64::total_cmp`'s, then the sequence number. Every queue here and
-/// every machine's heap of task ends ([`super::machine_ends`]) compares keys at each sift step:
+/// every machine's heap of task ends ([`super::end_heap`]) compares keys at each sift step:
 /// two integer comparisons instead of a float's total order and a third comparison.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) struct Key {
@@ -52,6 +55,10 @@ pub(super) struct Key {
 }
 
 impl Key {
+    /// Above every key made by [`Key::new`] (whose sequence numbers stay below `u64::MAX`):
+    /// what a machine that runs nothing has as its earliest end.
+    pub const NONE: Key = Key { time: u64::MAX, seq: u64::MAX };
+
     pub fn new(time: f64, seq: u64) -> Key {
         let bits = time.to_bits();
         // Negative times (sign bit set) reverse their order and go below every positive one.
@@ -63,10 +70,6 @@ impl Key {
     pub fn time(self) -> f64 {
         let ordered = self.time;
         f64::from_bits(if ordered >> 63 == 1 { ordered ^ (1 << 63) } else { !ordered })
-    }
-
-    pub fn seq(self) -> u64 {
-        self.seq
     }
 
     /// The (time, sequence) it was made from, bit for bit.
@@ -126,10 +129,10 @@ pub(super) struct EventQueue {
     seq: u64,
     /// Arrivals.
     others: BinaryHeap<Rev>,
-    /// Each machine's earliest task end, stale entries included (below the top).
-    ends: BinaryHeap<Rev>,
-    /// Per machine: the sequence number of its live entry in `ends` (0: none).
-    live_end: Vec<u64>,
+    /// Each machine's earliest task end, slot = machine ([`Key::NONE`]: it runs nothing).
+    ends: EndHeap,
+    /// In debug builds: the machine whose end was popped, until its next end is set.
+    ending: Option<u32>,
     beats: Beats,
 }
 
@@ -204,31 +207,19 @@ impl EventQueue {
     ///
     /// [`take_seq`]: EventQueue::take_seq
     pub fn set_end(&mut self, k: u32, key: Option<Key>) {
+        if cfg!(debug_assertions) && self.ending == Some(k) {
+            self.ending = None;
+        }
         let k = k as usize;
-        if self.live_end.len() <= k {
-            self.live_end.resize(k + 1, 0);
+        while self.ends.len() <= k {
+            self.ends.push(Key::NONE);
         }
-        let seq = key.map_or(0, Key::seq);
-        if self.live_end[k] == seq {
-            return;
-        }
-        self.live_end[k] = seq;
-        if let Some(key) = key {
-            self.ends.push(Rev(Queued { key, event: Event::Finish(k as u32) }));
-        }
-        self.drop_stale();
+        self.ends.set(k, key.unwrap_or(Key::NONE));
     }
 
-    /// Drops stale machine entries from the top of `ends`.
-    fn drop_stale(&mut self) {
-        while let Some(top) = self.ends.peek() {
-            // Only machines' ends are queued here.
-            let Event::Finish(k) = top.0.event else { break };
-            if self.live_end[k as usize] == top.0.key.seq {
-                break;
-            }
-            self.ends.pop();
-        }
+    /// The machine whose task end is due first, and its key.
+    fn first_end(&self) -> Option<(usize, Key)> {
+        self.ends.first().filter(|&(_, key)| key != Key::NONE)
     }
 
     pub fn push(&mut self, time: f64, event: Event) {
@@ -245,14 +236,15 @@ impl EventQueue {
     /// Whether an arrival or a task end is still to come: none means that only heartbeats
     /// remain.
     pub fn has_progress(&self) -> bool {
-        !self.others.is_empty() || !self.ends.is_empty()
+        !self.others.is_empty() || self.first_end().is_some()
     }
 
-    /// The earliest arrival or task end (the top of `ends` is never stale), with its sequence.
-    fn next_progress_event(&self) -> Option<&Queued> {
-        match (self.others.peek(), self.ends.peek()) {
-            (Some(a), Some(e)) => Some(if a.0.key < e.0.key { &a.0 } else { &e.0 }),
-            (a, e) => a.or(e).map(|r| &r.0),
+    /// The earliest arrival or task end.
+    fn next_progress_event(&self) -> Option<Queued> {
+        let end = self.first_end().map(|(k, key)| Queued { key, event: Event::Finish(k as u32) });
+        match (self.others.peek(), end) {
+            (Some(a), Some(e)) => Some(if a.0.key < e.key { a.0 } else { e }),
+            (a, e) => a.map(|r| r.0).or(e),
         }
     }
 
@@ -262,8 +254,10 @@ impl EventQueue {
         self.next_progress_event().map(|t| t.key.time())
     }
 
+    /// The next event. A task end stays queued until [`EventQueue::set_end`] gives its
+    /// machine's next end (or none), which the caller does when it has ended the task.
     pub fn pop(&mut self) -> Option<Timed> {
-        let next = self.next_progress_event().copied();
+        let next = self.next_progress_event();
         let beat = self.beats.peek();
         let beat_first = match (beat, &next) {
             (Some((b, _)), Some(o)) => b.key < o.key,
@@ -275,10 +269,12 @@ impl EventQueue {
         }
         let t = next?;
         if let Event::Finish(k) = t.event {
-            // The machine's entry leaves; its next earliest end is set when the task has ended.
-            self.ends.pop();
-            self.live_end[k as usize] = 0;
-            self.drop_stale();
+            // The machine's entry stays until the caller, having ended the task, sets the
+            // machine's next end (or none) in its place: one sift instead of two.
+            debug_assert!(self.ending.is_none(), "a popped end was not followed by set_end");
+            if cfg!(debug_assertions) {
+                self.ending = Some(k);
+            }
         } else {
             self.others.pop();
         }
@@ -393,6 +389,7 @@ mod tests {
                         if k <= 1000 {
                             assert!(matches!(g.event, Event::Finish(m) if m == k));
                             live[k as usize] = None;
+                            q.set_end(k, None);
                         }
                     }
                     (w, g) => panic!("pop {i}: wanted {w:?}, got {:?}", g.map(|g| g.time)),

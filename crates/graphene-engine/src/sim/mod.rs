@@ -14,18 +14,18 @@
 //! Deterministic: ties between events at the same time resolve by insertion order, and every
 //! random draw comes from the seed.
 
+mod end_heap;
 mod events;
 pub mod fit_index;
-mod machine_ends;
 mod policy;
 mod state;
 // The waves sidecar and its duration model live with the readers (the TPC-H reader and the
 // trace generators make its samples); the simulator draws from it.
 pub use crate::formats::waves;
 
+use end_heap::EndHeap;
 use events::{Event, EventQueue, Key, Timed};
 use fit_index::FitIndex;
-use machine_ends::MachineEnds;
 pub use policy::{Policy, TaskRef};
 pub use state::{JobState, TaskState};
 
@@ -286,7 +286,7 @@ struct Machine {
     rate: f64,
     /// Beside `running`, task by task: when it ends at its rate and the sequence number its
     /// end event would have had; the machine queues the earliest ([`EventQueue::set_end`]).
-    ends: MachineEnds,
+    ends: EndHeap,
 }
 
 /// The state of the wave model during a replay ([`SimConfig::waves`]).
@@ -462,7 +462,7 @@ fn run_inner(
                 last: None,
                 freed_at: 0.0,
                 rate: 1.0,
-                ends: MachineEnds::default(),
+                ends: EndHeap::default(),
             })
             .collect(),
         runs: Vec::new(),

@@ -1,15 +1,15 @@
-//! The end keys of the tasks running on one machine, in an indexed 4-ary min-heap.
+//! End keys in an indexed 4-ary min-heap, each entry named by a slot number: the earliest is a
+//! lookup, rekeying or removing a slot logarithmic.
 //!
-//! At each task end the simulator takes the machine's earliest end and queues the next one
-//! ([`super::events::EventQueue::set_end`]). A machine of the Alibaba hour runs about a hundred
-//! tasks at once, and scanning all their keys at every end was about 30% of its `fifo` replay;
-//! the heap makes both the earliest and the next one a lookup, and removing or rekeying a task
-//! logarithmic in the machine's tasks.
+//! Two users. A machine keeps its running tasks' ends here, slot = the task's position in its
+//! `running` list (which removes a task by swapping the last one into its place; the heap
+//! follows that renumbering with [`EndHeap::swap_remove`]): a machine of the Alibaba hour runs
+//! about a hundred tasks at once, and scanning all their keys at every end was about 30% of its
+//! `fifo` replay. And the event queue keeps each machine's earliest end here, slot = machine
+//! ([`super::events::EventQueue::set_end`]), [`Key::NONE`] for a machine that runs nothing.
 //!
-//! Entries are named by the task's position in the machine's `running` list, which removes a task
-//! by swapping the last one into its place; the heap follows that renumbering, so positions
-//! here always match `running`'s. Keys are unique (their sequence numbers are), so the earliest
-//! is the same whatever the heap's layout.
+//! Keys other than [`Key::NONE`] are unique (their sequence numbers are), so the earliest is
+//! the same whatever the heap's layout.
 
 use super::events::Key;
 
@@ -20,21 +20,26 @@ const ARITY: usize = 4;
 #[derive(Clone, Copy)]
 struct Entry {
     key: Key,
-    /// The task's running position.
+    /// The slot.
     pos: u32,
 }
 
 #[derive(Default)]
-pub(super) struct MachineEnds {
-    /// Every task's end, in heap order (the earliest first), with the key inline so that
-    /// sifting compares without an indirection.
+pub(super) struct EndHeap {
+    /// Every slot's key, in heap order (the earliest first), inline so that sifting compares
+    /// without an indirection.
     heap: Vec<Entry>,
-    /// Per running position: where its entry is in `heap`.
+    /// Per slot: where its entry is in `heap`.
     at: Vec<u32>,
 }
 
-impl MachineEnds {
-    /// The earliest end: (running position, key).
+impl EndHeap {
+    /// How many slots there are.
+    pub fn len(&self) -> usize {
+        self.at.len()
+    }
+
+    /// The earliest end: (slot, key).
     pub fn first(&self) -> Option<(usize, Key)> {
         self.heap.first().map(|e| (e.pos as usize, e.key))
     }
@@ -44,7 +49,7 @@ impl MachineEnds {
         self.heap[self.at[i] as usize].key
     }
 
-    /// Appends the key of a task appended to `running`.
+    /// Appends a slot (on a machine: the task appended to `running`).
     pub fn push(&mut self, key: Key) {
         let pos = self.at.len() as u32;
         self.at.push(self.heap.len() as u32);
@@ -52,10 +57,13 @@ impl MachineEnds {
         self.sift_up(self.heap.len() - 1);
     }
 
-    /// Changes the key of the task at running position `i`.
+    /// Changes the key of slot `i`.
     pub fn set(&mut self, i: usize, key: Key) {
         let h = self.at[i] as usize;
         let old = std::mem::replace(&mut self.heap[h].key, key);
+        if key == old {
+            return;
+        }
         if key < old {
             self.sift_up(h);
         } else {
@@ -63,13 +71,13 @@ impl MachineEnds {
         }
     }
 
-    /// Changes the key of the task at running position `i` without restoring the heap, to
-    /// rewrite many at once; [`MachineEnds::rebuild`] must follow.
+    /// Changes the key of slot `i` without restoring the heap, to
+    /// rewrite many at once; [`EndHeap::rebuild`] must follow.
     pub fn set_unordered(&mut self, i: usize, key: Key) {
         self.heap[self.at[i] as usize].key = key;
     }
 
-    /// Restores the heap after [`MachineEnds::set_unordered`], in linear time.
+    /// Restores the heap after [`EndHeap::set_unordered`], in linear time.
     pub fn rebuild(&mut self) {
         if self.heap.len() > 1 {
             for h in (0..=(self.heap.len() - 2) / ARITY).rev() {
@@ -78,8 +86,8 @@ impl MachineEnds {
         }
     }
 
-    /// Removes the task at running position `i` the way `Vec::swap_remove` removes it from
-    /// `running`: the last position takes its place.
+    /// Removes slot `i` the way `Vec::swap_remove` removes a task from `running`: the last
+    /// slot takes its number.
     pub fn swap_remove(&mut self, i: usize) {
         let h = self.at[i] as usize;
         let bottom = self.heap.pop().expect("a running task has an end");
@@ -158,7 +166,7 @@ mod tests {
             seq += 1;
             Key::new(f64::from(rng.gen_range(0..50u32)), seq)
         };
-        let mut ends = MachineEnds::default();
+        let mut ends = EndHeap::default();
         let mut plain: Vec<Key> = Vec::new();
         for _ in 0..20_000 {
             match rng.gen_range(0..10u32) {
