@@ -323,8 +323,6 @@ mod tests {
         assert!(q.pop().is_none());
     }
 
-    /// Per-machine ends pop in the order one heap of every task's latest end would give (stale
-    /// ends skipped), interleaved with arrivals by (time, sequence), whatever the updates.
     /// Packed keys order as `key_cmp` orders their (time, sequence), negative, zero,
     /// infinite and NaN times included, and unpack to the same bits.
     #[test]
@@ -356,6 +354,9 @@ mod tests {
         }
     }
 
+    /// Per-machine ends pop in the order one heap of every task's latest end would give (the
+    /// ends that moved skipped), interleaved with arrivals by (time, sequence), whatever the
+    /// updates.
     #[test]
     fn machine_ends_pop_as_the_live_task_events_would() {
         let mut q = EventQueue::default();
