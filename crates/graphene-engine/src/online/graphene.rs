@@ -52,7 +52,7 @@ use std::sync::Arc;
 use super::accruing::Accruing;
 use super::head_max::HeadMax;
 use super::priority_cache::PriorityCache;
-use super::{fit_query, fitting_stages, FittingStages, Policy, TaskRef};
+use super::{fit_query, fitting_stages, next_job_may_fit_or, FittingStages, Policy, TaskRef};
 use crate::fairness::{Deficits, FairnessMode};
 use crate::model::{EdgeKind, ResVec, CAPACITY_EPS, MAX_RESOURCES};
 use crate::sim::View;
@@ -507,7 +507,13 @@ impl Policy for Graphene {
             let mut cands = std::mem::take(&mut self.cands);
             cands.clear();
             let query = fit_query::allowance(view, &left, &empty_soft);
-            for &job in view.active() {
+            // Only the jobs that may have a stage whose next task fits: those the replay's
+            // index of jobs gives for the query (their lowest runnable tasks) and those this call
+            // took from (whose next tasks are others), in job order. On a busy machine most
+            // active jobs have none, and looking at each was most of a deep replay's pass.
+            let mut from = 0;
+            while let Some(job) = next_job_may_fit_or(view, from, &query, touched_jobs.iter().copied()) {
+                from = job + 1;
                 let st = view.job_state(job);
                 if st.runnable_count == 0 {
                     continue;

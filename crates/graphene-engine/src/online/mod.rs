@@ -312,13 +312,25 @@ impl FittingStages {
 
 /// The next active job `>= from`, in arrival order, that a stage-order policy must try for a
 /// machine with `left` free (hard resources, [`fits`]): one the index of jobs says may have a
-/// stage that fits ([`View::next_job_may_fit`]), or one holding a task in `chosen` (taken
-/// earlier in this heartbeat, so its next task is not what the index holds). Every other job
-/// would give nothing.
+/// stage that fits, or one holding a task in `chosen` (taken earlier in this heartbeat, so its
+/// next task is not what the index holds). Every other job would give nothing.
 pub(crate) fn next_job_to_try(view: &View, from: u32, left: &ResVec, chosen: &[TaskRef]) -> Option<u32> {
-    let by_index = view.next_job_may_fit(from, &fit_query::hard(view, left));
-    let by_chosen = chosen.iter().map(|t| t.job).filter(|&j| j >= from).min();
-    match (by_index, by_chosen) {
+    next_job_may_fit_or(view, from, &fit_query::hard(view, left), chosen.iter().map(|t| t.job))
+}
+
+/// The lowest active job `>= from` that the index of jobs says may have a runnable stage whose
+/// lowest task fits the fit query `query` ([`View::next_job_may_fit`]), or the lowest of
+/// `also` `>= from` (jobs a policy must look at whatever the index says, such as those it took
+/// tasks from in this heartbeat), whichever is lower.
+pub(crate) fn next_job_may_fit_or(
+    view: &View,
+    from: u32,
+    query: &ResVec,
+    also: impl IntoIterator<Item = u32>,
+) -> Option<u32> {
+    let by_index = view.next_job_may_fit(from, query);
+    let by_also = also.into_iter().filter(|&j| j >= from).min();
+    match (by_index, by_also) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     }

@@ -90,14 +90,18 @@ fn free_share(left: &ResVec, cap: &ResVec) -> ResVec {
 
 /// The candidates at the start of a heartbeat (nothing chosen yet): every runnable stage's
 /// lowest runnable task that fits `left`, with its alignment on machine capacity `cap`; in job
-/// (arrival) then stage order. Only the stages the jobs' fit indexes give for Tetris's test
-/// ([`fit_query::all`]) are visited, so the cost is the stages that fit, not every runnable
-/// stage. `stages` is scratch.
+/// (arrival) then stage order. Only the jobs the replay's index of jobs gives and the stages
+/// their fit indexes give for Tetris's test ([`fit_query::all`]) are visited, so the cost is
+/// the jobs and stages that fit, not every active job and runnable stage. `stages` is scratch.
 pub(crate) fn candidates(view: &View, cap: &ResVec, left: &ResVec, stages: &mut Vec<u32>, cands: &mut Vec<Cand>) {
     cands.clear();
     let a = free_share(left, cap);
     let query = fit_query::all(view, left, cap);
-    for &job in view.active() {
+    // Only the jobs that may have a fitting stage, by the replay's index of jobs: on a busy
+    // machine most active jobs have none, and looking at each was most of a heartbeat.
+    let mut from = 0;
+    while let Some(job) = view.next_job_may_fit(from, &query) {
+        from = job + 1;
         let st = view.job_state(job);
         stages.clear();
         fitting_stages(view, job, &query, stages);
