@@ -56,6 +56,12 @@ pub(crate) struct Cand {
     pub stage: u32,
     pub task: u32,
     pub align: f64,
+    /// The task's requested demand, and that over the machine's capacity (what its alignment
+    /// is the dot product of): kept here because every pass after a pick recomputes each
+    /// candidate's alignment and fit, and reading them from the job's DAG again was a load from
+    /// memory per candidate per pass.
+    pub demand: ResVec,
+    pub share: ResVec,
     /// The job's remaining work less what this heartbeat already took from it (Tetris's
     /// SRPT term; set by [`Tetris`] before it picks, once per pass instead of per comparison).
     pub rem: f64,
@@ -109,7 +115,8 @@ pub(crate) fn candidates(view: &View, cap: &ResVec, left: &ResVec, stages: &mut 
             let Some(&t) = st.runnable_in(s).last() else { continue };
             let d = view.requested(job, t);
             if fits_all(view, &d, left, cap) {
-                cands.push(Cand { job, stage: s, task: t, align: d.normalized_by(cap).dot(&a), rem: 0.0 });
+                let share = d.normalized_by(cap);
+                cands.push(Cand { job, stage: s, task: t, align: share.dot(&a), demand: d, share, rem: 0.0 });
             }
         }
     }
@@ -124,16 +131,18 @@ pub(crate) fn after_take(view: &View, cap: &ResVec, left: &ResVec, chosen: &Chos
     let c = cands[i];
     let next = view.job_state(c.job).runnable_in(c.stage).iter().rev().nth(chosen.in_stage(c.job, c.stage));
     match next {
-        Some(&t) => cands[i].task = t,
+        Some(&t) => {
+            let d = view.requested(c.job, t);
+            cands[i] = Cand { task: t, demand: d, share: d.normalized_by(cap), ..c };
+        }
         None => {
             cands.remove(i);
         }
     }
     let a = free_share(left, cap);
     cands.retain_mut(|c| {
-        let d = view.requested(c.job, c.task);
-        c.align = d.normalized_by(cap).dot(&a);
-        fits_all(view, &d, left, cap)
+        c.align = c.share.dot(&a);
+        fits_all(view, &c.demand, left, cap)
     });
 }
 
@@ -203,7 +212,7 @@ pub(crate) fn take(
     out: &mut Vec<TaskRef>,
 ) {
     let c = cands[i];
-    left.sub_assign(&view.requested(c.job, c.task));
+    left.sub_assign(&c.demand);
     *chosen.per_stage.entry((c.job, c.stage)).or_insert(0) += 1;
     out.push(TaskRef { job: c.job, task: c.task });
     after_take(view, cap, left, chosen, cands, i);
@@ -395,8 +404,8 @@ mod tests {
     #[test]
     fn the_srpt_scale_decides_between_alignment_and_work_left() {
         let mut cands = [
-            Cand { job: 1, stage: 0, task: 0, align: 4.0, rem: 0.0 },
-            Cand { job: 2, stage: 0, task: 0, align: 1.0, rem: 0.0 },
+            Cand { job: 1, stage: 0, task: 0, align: 4.0, demand: ResVec::ZERO, share: ResVec::ZERO, rem: 0.0 },
+            Cand { job: 2, stage: 0, task: 0, align: 1.0, demand: ResVec::ZERO, share: ResVec::ZERO, rem: 0.0 },
         ];
         let mut t = Tetris::new().with_srpt_scale(SrptScale::Max);
         t.rem = vec![0.0, 1000.0, 1.0];
