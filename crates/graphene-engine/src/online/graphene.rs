@@ -240,7 +240,9 @@ struct Cand {
 pub struct Graphene {
     cfg: GrapheneOnline,
     pub cache: PriorityCache,
-    jobs: HashMap<u32, JobInfo>,
+    /// By job id; `None` before a job arrives and after it finishes. (A vector rather than a
+    /// map: a scoring pass reads one entry per job that may fit, many per heartbeat.)
+    jobs: Vec<Option<JobInfo>>,
     deficits: Deficits,
     total: Option<ResVec>,
     avg_p: f64,
@@ -267,7 +269,7 @@ impl Graphene {
         let deficits = Deficits::new(cfg.shares.clone(), cfg.kappa, cfg.fairness);
         Graphene {
             cache: PriorityCache::new(cfg.bypass_tasks, cfg.offline_machines),
-            jobs: HashMap::new(),
+            jobs: Vec::new(),
             deficits,
             total: None,
             avg_p: 0.0,
@@ -329,10 +331,19 @@ impl Graphene {
         charge.amount(f, view.estimated_duration(job, t), self.deficits.limit())
     }
 
+    /// What this policy keeps about `job` while it is active.
+    fn info(&self, job: u32) -> Option<&JobInfo> {
+        self.jobs.get(job as usize).and_then(Option::as_ref)
+    }
+
+    fn info_mut(&mut self, job: u32) -> Option<&mut JobInfo> {
+        self.jobs.get_mut(job as usize).and_then(Option::as_mut)
+    }
+
     /// Stage `s` of `job` opened, closed or moved on to another lowest runnable task: its leaf
     /// in the job's frontier tree follows.
     fn refresh_head(&mut self, view: &View, job: u32, s: u32) {
-        let Some(info) = self.jobs.get_mut(&job) else { return };
+        let Some(info) = self.info_mut(job) else { return };
         let head = view.job_state(job).runnable_in(s).last();
         info.heads.set(s, head.map(|&t| info.pri.get(t as usize).copied().unwrap_or(0.0) as f64));
     }
@@ -456,7 +467,10 @@ impl Policy for Graphene {
         for (i, &s) in st.runnable_stages.iter().enumerate() {
             heads.set(s, Some(pri.get(st.runnable_heads[i] as usize).copied().unwrap_or(0.0) as f64));
         }
-        self.jobs.insert(job, JobInfo { pri, heads, srpt, place, rm_work: Cell::new(f64::NAN) });
+        if self.jobs.len() <= job as usize {
+            self.jobs.resize_with(job as usize + 1, || None);
+        }
+        self.jobs[job as usize] = Some(JobInfo { pri, heads, srpt, place, rm_work: Cell::new(f64::NAN) });
         self.accruing.arrived(&mut self.deficits, view);
     }
 
@@ -518,7 +532,7 @@ impl Policy for Graphene {
                 if st.runnable_count == 0 {
                     continue;
                 }
-                let Some(info) = self.jobs.get(&job) else { continue };
+                let Some(info) = self.info(job) else { continue };
                 let dag = view.dag(job);
                 // The job's frontier: the highest priScore among the tasks it would launch next
                 // (one per runnable stage), whether or not they fit this machine; the preferred
@@ -734,7 +748,7 @@ impl Policy for Graphene {
                         }
                         allocated += 1;
                         current = None;
-                        if let Some(place) = self.jobs.get_mut(&c.job).and_then(|i| i.place.as_mut()) {
+                        if let Some(place) = self.info_mut(c.job).and_then(|i| i.place.as_mut()) {
                             if let Some(p) = place.get_mut(t as usize) {
                                 *p = machine as u32;
                             }
@@ -775,7 +789,7 @@ impl Policy for Graphene {
         let unit = self.cfg.fairness.factor(&view.requested(t.job, t.task), &total, view.dims);
         self.accruing.launched(&mut self.deficits, view, t, g, unit);
         let w = super::work(view, &total, t.job, t.task);
-        if let Some(info) = self.jobs.get_mut(&t.job) {
+        if let Some(info) = self.info_mut(t.job) {
             info.srpt = (info.srpt - w).max(0.0);
             info.rm_work.set(f64::NAN);
         }
@@ -787,10 +801,12 @@ impl Policy for Graphene {
         self.accruing.finished(&mut self.deficits, view, t);
         let st = view.job_state(t.job);
         if st.finish.is_some() {
-            self.jobs.remove(&t.job);
+            if let Some(info) = self.jobs.get_mut(t.job as usize) {
+                *info = None;
+            }
             return;
         }
-        if let Some(info) = self.jobs.get(&t.job) {
+        if let Some(info) = self.info(t.job) {
             info.rm_work.set(f64::NAN);
         }
         // The finish may have released tasks of the stage's children: one-to-one children
