@@ -3,8 +3,9 @@
 //! At a heartbeat of machine m with free vector A:
 //! * Candidates are stage-level: for every runnable stage of every active job, its lowest-id
 //!   runnable task stands for the stage (tasks of a stage share code and, in the traces we
-//!   replay, demands). The stages whose task fits are found by the jobs' fit indexes, so a
-//!   pass costs the fitting stages, not every runnable one (nor every runnable task). A
+//!   replay, demands). The stages whose task fits are found in the jobs the replay's index of
+//!   jobs gives and by those jobs' fit indexes, so a pass costs the fitting stages, not every
+//!   active job, runnable stage or runnable task. A
 //!   candidate must fit A on hard resources; overbookable resources may be allocated up to
 //!   `overbook` x capacity (and a task may always take an overbookable resource that nothing on
 //!   the machine uses yet, so a task bigger than the allowance can never starve).
