@@ -94,6 +94,10 @@ pub fn summarize(workload: &Workload, cluster: &Cluster, result: &SimResult, sha
     let step = (makespan / points as f64).max(1e-9);
     let mut used: Vec<Vec<f64>> = vec![vec![0.0; points]; dims];
     let mut running = vec![0.0; points];
+    let mut fair = FairnessBins::new(workload, result, &[10.0, 60.0, 240.0]);
+    // One pass over the runs for every figure: each run's demand is a load from its job's DAG,
+    // which a replay of millions of tasks from many jobs rarely finds in a cache. (Every bin
+    // still adds its runs in run order, so the sums are those of one pass per figure.)
     for run in &result.runs {
         let d = &workload.jobs[run.job as usize].dag.tasks[run.task as usize].demand;
         for r in 0..dims {
@@ -102,6 +106,7 @@ pub fn summarize(workload: &Workload, cluster: &Cluster, result: &SimResult, sha
             }
         }
         spread(&mut running, step, run.start, run.end, 1.0);
+        fair.add_run(run, d, &total, dims);
     }
     let utilization = (0..points)
         .map(|i| UtilizationPoint {
@@ -112,7 +117,7 @@ pub fn summarize(workload: &Workload, cluster: &Cluster, result: &SimResult, sha
         .collect();
     let mean_utilization =
         (0..dims).map(|r| if makespan > 0.0 { used[r].iter().sum::<f64>() / makespan } else { 0.0 }).collect();
-    let fairness = [10.0, 60.0, 240.0].iter().map(|&w| fairness(workload, result, shares, w, &total, dims)).collect();
+    let fairness = fair.finish(shares);
     Summary {
         jobs: result.jobs.len(),
         tasks: workload.tasks(),
@@ -128,42 +133,66 @@ pub fn summarize(workload: &Workload, cluster: &Cluster, result: &SimResult, sha
 }
 
 /// Most (queue, window) cells the fairness index keeps for one window size (two numbers each):
-/// 16 MB, a week of 10 s windows for 16 queues. A replay whose realized makespan would need more (a task of 10^12 s made 10^11 ten-
+/// 16 MB, a week of 10 s windows for 16 queues (the summary's three sizes are filled at once). A replay whose realized makespan would need more (a task of 10^12 s made 10^11 ten-
 /// second windows, an 800 GB allocation) is measured over wider windows.
 pub const MAX_FAIRNESS_CELLS: f64 = 1e6;
 
-/// Jain's index over windows of `window` seconds of each queue's dominant-resource usage
-/// divided by its entitled share, counting only windows in which two or more queues had jobs
-/// in the system (otherwise one queue may rightly use everything).
-fn fairness(
-    workload: &Workload,
-    result: &SimResult,
-    shares: &[f64],
-    window: f64,
-    total: &ResVec,
-    dims: usize,
-) -> Fairness {
-    let queues = workload.queues();
-    let nq = queues.len();
-    let window = window.max(result.makespan * nq.max(1) as f64 / MAX_FAIRNESS_CELLS);
-    let n = (result.makespan / window).ceil().max(1.0) as usize;
-    let qidx: Vec<usize> =
-        workload.jobs.iter().map(|j| queues.iter().position(|q| q == &j.queue).unwrap_or(0)).collect();
-    let mut usage = vec![vec![0.0; n]; nq];
-    let mut present = vec![vec![0.0; n]; nq];
-    for run in &result.runs {
-        let d = &workload.jobs[run.job as usize].dag.tasks[run.task as usize].demand;
+/// Jain's index over windows of each queue's dominant-resource usage divided by its entitled
+/// share, counting only windows in which two or more queues had jobs in the system (otherwise
+/// one queue may rightly use everything): per queue and window, the usage and the presence of
+/// jobs, filled run by run ([`FairnessBins::add_run`]) for several window sizes at once.
+struct FairnessBins {
+    /// Each job's queue, as an index into the workload's queues.
+    qidx: Vec<usize>,
+    /// Per window size: (window in seconds, usage per queue and window, presence likewise).
+    sizes: Vec<(f64, Vec<Vec<f64>>, Vec<Vec<f64>>)>,
+}
+
+impl FairnessBins {
+    fn new(workload: &Workload, result: &SimResult, windows: &[f64]) -> FairnessBins {
+        let queues = workload.queues();
+        let nq = queues.len();
+        let qidx: Vec<usize> =
+            workload.jobs.iter().map(|j| queues.iter().position(|q| q == &j.queue).unwrap_or(0)).collect();
+        let sizes = windows
+            .iter()
+            .map(|&w| {
+                let window = w.max(result.makespan * nq.max(1) as f64 / MAX_FAIRNESS_CELLS);
+                let n = (result.makespan / window).ceil().max(1.0) as usize;
+                let mut present = vec![vec![0.0; n]; nq];
+                for (j, out) in result.jobs.iter().enumerate() {
+                    spread(&mut present[qidx[j]], window, out.arrival, out.finish, 1.0);
+                }
+                (window, vec![vec![0.0; n]; nq], present)
+            })
+            .collect();
+        FairnessBins { qidx, sizes }
+    }
+
+    /// Adds `run`, of demand `d`, to its queue's usage: its dominant share of `total`.
+    fn add_run(&mut self, run: &crate::sim::TaskRun, d: &ResVec, total: &ResVec, dims: usize) {
         let mut dom: f64 = 0.0;
         for r in 0..dims.min(MAX_RESOURCES) {
             if total.0[r] > 0.0 {
                 dom = dom.max(d.0[r] / total.0[r]);
             }
         }
-        spread(&mut usage[qidx[run.job as usize]], window, run.start, run.end, dom);
+        let q = self.qidx[run.job as usize];
+        for (window, usage, _) in &mut self.sizes {
+            spread(&mut usage[q], *window, run.start, run.end, dom);
+        }
     }
-    for (j, out) in result.jobs.iter().enumerate() {
-        spread(&mut present[qidx[j]], window, out.arrival, out.finish, 1.0);
+
+    /// The index per window size, `shares` being the queues' entitled shares.
+    fn finish(self, shares: &[f64]) -> Vec<Fairness> {
+        self.sizes.iter().map(|(window, usage, present)| jain_over_windows(*window, usage, present, shares)).collect()
     }
+}
+
+/// Jain's index over the windows (of `window` seconds) in which two or more queues had jobs.
+fn jain_over_windows(window: f64, usage: &[Vec<f64>], present: &[Vec<f64>], shares: &[f64]) -> Fairness {
+    let nq = usage.len();
+    let n = usage.first().map_or(0, Vec::len);
     let mut sum = 0.0;
     let mut min: f64 = 1.0;
     let mut count = 0;
