@@ -133,8 +133,9 @@ pub fn summarize(workload: &Workload, cluster: &Cluster, result: &SimResult, sha
 }
 
 /// Most (queue, window) cells the fairness index keeps for one window size (two numbers each):
-/// 16 MB, a week of 10 s windows for 16 queues (the summary's three sizes are filled at once). A replay whose realized makespan would need more (a task of 10^12 s made 10^11 ten-
-/// second windows, an 800 GB allocation) is measured over wider windows.
+/// 16 MB, a week of 10 s windows for 16 queues (the summary's three sizes are filled at once).
+/// A replay whose realized makespan would need more (a task of 10^12 s made 10^11 ten-second
+/// windows, an 800 GB allocation) is measured over wider windows.
 pub const MAX_FAIRNESS_CELLS: f64 = 1e6;
 
 /// Jain's index over windows of each queue's dominant-resource usage divided by its entitled

@@ -5,10 +5,10 @@
 //!   runnable task stands for the stage (tasks of a stage share code and, in the traces we
 //!   replay, demands). The stages whose task fits are found in the jobs the replay's index of
 //!   jobs gives and by those jobs' fit indexes, so a pass costs the fitting stages, not every
-//!   active job, runnable stage or runnable task. A
-//!   candidate must fit A on hard resources; overbookable resources may be allocated up to
-//!   `overbook` x capacity (and a task may always take an overbookable resource that nothing on
-//!   the machine uses yet, so a task bigger than the allowance can never starve).
+//!   active job, runnable stage or runnable task. A candidate must fit A on hard resources;
+//!   overbookable resources may be allocated up to `overbook` x capacity (and a task may always
+//!   take an overbookable resource that nothing on the machine uses yet, so a task bigger than
+//!   the allowance can never starve).
 //! * pScore = dot(demand / cap(m), max(A, 0) / cap(m)), times `rp` when the task is *remote*:
 //!   the simulator has no data placement, so a task counts as remote when it has a one-to-one
 //!   parent (the notes' "can be local" edge) that ran on another machine. All-to-all children
