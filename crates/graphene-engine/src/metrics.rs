@@ -145,8 +145,16 @@ pub const MAX_FAIRNESS_CELLS: f64 = 1e6;
 struct FairnessBins {
     /// Each job's queue, as an index into the workload's queues.
     qidx: Vec<usize>,
-    /// Per window size: (window in seconds, usage per queue and window, presence likewise).
-    sizes: Vec<(f64, Vec<Vec<f64>>, Vec<Vec<f64>>)>,
+    sizes: Vec<WindowBins>,
+}
+
+/// One window size's bins.
+struct WindowBins {
+    /// Seconds.
+    window: f64,
+    /// Per queue and window: dominant-share seconds used, and job-seconds present.
+    usage: Vec<Vec<f64>>,
+    present: Vec<Vec<f64>>,
 }
 
 impl FairnessBins {
@@ -164,7 +172,7 @@ impl FairnessBins {
                 for (j, out) in result.jobs.iter().enumerate() {
                     spread(&mut present[qidx[j]], window, out.arrival, out.finish, 1.0);
                 }
-                (window, vec![vec![0.0; n]; nq], present)
+                WindowBins { window, usage: vec![vec![0.0; n]; nq], present }
             })
             .collect();
         FairnessBins { qidx, sizes }
@@ -179,19 +187,20 @@ impl FairnessBins {
             }
         }
         let q = self.qidx[run.job as usize];
-        for (window, usage, _) in &mut self.sizes {
-            spread(&mut usage[q], *window, run.start, run.end, dom);
+        for b in &mut self.sizes {
+            spread(&mut b.usage[q], b.window, run.start, run.end, dom);
         }
     }
 
     /// The index per window size, `shares` being the queues' entitled shares.
     fn finish(self, shares: &[f64]) -> Vec<Fairness> {
-        self.sizes.iter().map(|(window, usage, present)| jain_over_windows(*window, usage, present, shares)).collect()
+        self.sizes.iter().map(|b| jain_over_windows(b, shares)).collect()
     }
 }
 
-/// Jain's index over the windows (of `window` seconds) in which two or more queues had jobs.
-fn jain_over_windows(window: f64, usage: &[Vec<f64>], present: &[Vec<f64>], shares: &[f64]) -> Fairness {
+/// Jain's index over the windows of `bins` in which two or more queues had jobs.
+fn jain_over_windows(bins: &WindowBins, shares: &[f64]) -> Fairness {
+    let WindowBins { window, usage, present } = bins;
     let nq = usage.len();
     let n = usage.first().map_or(0, Vec::len);
     let mut sum = 0.0;
@@ -210,7 +219,7 @@ fn jain_over_windows(window: f64, usage: &[Vec<f64>], present: &[Vec<f64>], shar
         count += 1;
     }
     Fairness {
-        window_s: window,
+        window_s: *window,
         jain_mean: if count > 0 { sum / count as f64 } else { 1.0 },
         jain_min: if count > 0 { min } else { 1.0 },
         windows: count,
