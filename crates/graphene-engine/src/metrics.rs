@@ -206,13 +206,18 @@ fn jain_over_windows(bins: &WindowBins, shares: &[f64]) -> Fairness {
     let mut sum = 0.0;
     let mut min: f64 = 1.0;
     let mut count = 0;
+    // The present queues' usage over share, one buffer for every window (up to a million).
+    let mut x: Vec<f64> = Vec::with_capacity(nq);
     for w in 0..n {
-        let active: Vec<usize> = (0..nq).filter(|&q| present[q][w] > 0.0).collect();
-        if active.len() < 2 {
+        x.clear();
+        x.extend(
+            (0..nq)
+                .filter(|&q| present[q][w] > 0.0)
+                .map(|q| usage[q][w] / shares.get(q).copied().unwrap_or(1.0).max(1e-12)),
+        );
+        if x.len() < 2 {
             continue;
         }
-        let x: Vec<f64> =
-            active.iter().map(|&q| usage[q][w] / shares.get(q).copied().unwrap_or(1.0).max(1e-12)).collect();
         let j = jain(&x);
         sum += j;
         min = min.min(j);
