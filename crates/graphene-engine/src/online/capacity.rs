@@ -214,6 +214,8 @@ pub(crate) struct CsQueues {
     /// The last `assign` changed nothing (no AM granted, no reservation made or dropped) and
     /// passed over no job only because its master was granted that very instant.
     idle_stable: bool,
+    /// The copies of `running` and `used` a heartbeat works on, kept for the next one.
+    scratch: (Vec<u64>, Vec<ResVec>),
 }
 
 impl CsQueues {
@@ -231,6 +233,7 @@ impl CsQueues {
             reserved: Vec::new(),
             reserved_at: HashMap::new(),
             idle_stable: false,
+            scratch: (Vec::new(), Vec::new()),
         }
     }
 
@@ -352,6 +355,17 @@ impl CsQueues {
                 self.idle_stable = false;
             }
         }
+        // Without AM containers or reservations, and with a pick that takes stages' lowest
+        // tasks, a job gives a task only if one of its stages fits (or it holds a task chosen
+        // in this heartbeat): the index of jobs passes over the others. Otherwise every job is
+        // visited, as a job may ask for its master, reserve the machine, or offer a task
+        // behind its stage's first.
+        let plain = heads && self.yarn.am.is_none() && !self.yarn.reserve;
+        if plain && next_job_to_try(view, 0, &left, out).is_none() {
+            // No job has a stage whose lowest task fits: every queue would come back empty.
+            // (Most heartbeats of a deep workload, where little is runnable at a time.)
+            return;
+        }
         let unbounded = ResVec([f64::INFINITY; MAX_RESOURCES]);
         let cap = view.caps[machine];
         // With reservations: the request this heartbeat reserves the machine for.
@@ -361,8 +375,11 @@ impl CsQueues {
         let limit = self.yarn.per_heartbeat.unwrap_or(usize::MAX);
         // A job passed over because its master was granted this instant.
         let mut waited = false;
+        let (mut running, mut used) = std::mem::take(&mut self.scratch);
+        running.clone_from(&self.running);
+        used.clone_from(&self.used);
         let this = &*self;
-        let mut state = (left, this.running.clone(), this.used.clone());
+        let mut state = (left, running, used);
         serve_queues(
             this.shares.len(),
             &mut state,
@@ -382,12 +399,6 @@ impl CsQueues {
                     Some(f) => this.share_of(view, &used[q], cm) > f * this.shares[q] + 1e-9,
                     None => false,
                 };
-                // Without AM containers or reservations, and with a pick that takes stages'
-                // lowest tasks, a job gives a task only if one of its stages fits (or it holds a
-                // task chosen in this heartbeat): the index of jobs passes over the others.
-                // Otherwise every job is visited, as a job may ask for its master, reserve the
-                // machine, or offer a task behind its stage's first.
-                let plain = heads && this.yarn.am.is_none() && !this.yarn.reserve;
                 let (mut from, mut pos) = (0u32, 0usize);
                 loop {
                     let job = if plain {
@@ -463,6 +474,7 @@ impl CsQueues {
                 false
             },
         );
+        self.scratch = (state.1, state.2);
         if waited || reserve_here.is_some() || !granted.is_empty() {
             self.idle_stable = false;
         }

@@ -18,12 +18,14 @@ pub struct Drf {
     /// Allocation of the running tasks per queue.
     alloc: Vec<ResVec>,
     total: Option<ResVec>,
+    /// The copy of `alloc` a heartbeat works on, kept for the next one.
+    scratch: Vec<ResVec>,
 }
 
 impl Drf {
     pub fn new(shares: Vec<f64>) -> Drf {
         let n = shares.len();
-        Drf { shares, alloc: vec![ResVec::ZERO; n], total: None }
+        Drf { shares, alloc: vec![ResVec::ZERO; n], total: None, scratch: Vec::new() }
     }
 
     fn total(&mut self, view: &View) -> ResVec {
@@ -56,8 +58,15 @@ impl Policy for Drf {
     }
 
     fn assign(&mut self, view: &View, _machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
+        if next_job_to_try(view, 0, free, out).is_none() {
+            // No job has a stage whose lowest task fits: every queue would come back empty.
+            // (Most heartbeats of a deep workload, where little is runnable at a time.)
+            return;
+        }
         let total = self.total(view);
-        let mut state = (*free, self.alloc.clone());
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clone_from(&self.alloc);
+        let mut state = (*free, scratch);
         serve_queues(
             self.shares.len(),
             &mut state,
@@ -75,6 +84,7 @@ impl Policy for Drf {
                 false
             },
         );
+        self.scratch = state.1;
     }
 
     fn launched(&mut self, view: &View, t: TaskRef) {

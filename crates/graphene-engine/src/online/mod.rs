@@ -175,7 +175,8 @@ pub(crate) fn serve_queues<S>(
     need: impl Fn(&S, usize) -> f64,
     mut take: impl FnMut(&mut S, usize) -> bool,
 ) {
-    let mut blocked = vec![false; queues];
+    // Inline for up to 16 queues: this runs at every heartbeat that may take something.
+    let mut blocked: smallvec::SmallVec<[bool; 16]> = smallvec::smallvec![false; queues];
     while let Some(q) =
         (0..queues).filter(|&q| !blocked[q]).min_by(|&a, &b| need(state, a).total_cmp(&need(state, b)).then(a.cmp(&b)))
     {
