@@ -361,9 +361,12 @@ impl CsQueues {
         // visited, as a job may ask for its master, reserve the machine, or offer a task
         // behind its stage's first.
         let plain = heads && self.yarn.am.is_none() && !self.yarn.reserve;
-        if plain && next_job_to_try(view, 0, &left, out).is_none() {
-            // No job has a stage whose lowest task fits: every queue would come back empty.
-            // (Most heartbeats of a deep workload, where little is runnable at a time.)
+        // Then the first job that may give a task while nothing is taken (and `left` is all
+        // there is): where every queue's walk starts until one takes something. None: every
+        // queue would come back empty (most heartbeats of a deep workload, where little is
+        // runnable at a time).
+        let first = if plain { next_job_to_try(view, 0, &left, out) } else { None };
+        if plain && first.is_none() {
             return;
         }
         let unbounded = ResVec([f64::INFINITY; MAX_RESOURCES]);
@@ -402,7 +405,9 @@ impl CsQueues {
                 let (mut from, mut pos) = (0u32, 0usize);
                 loop {
                     let job = if plain {
-                        let Some(j) = next_job_to_try(view, from, left, out) else { break };
+                        let next =
+                            if from == 0 && out.is_empty() { first } else { next_job_to_try(view, from, left, out) };
+                        let Some(j) = next else { break };
                         from = j + 1;
                         j
                     } else {

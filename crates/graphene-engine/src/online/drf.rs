@@ -58,11 +58,10 @@ impl Policy for Drf {
     }
 
     fn assign(&mut self, view: &View, _machine: usize, free: &ResVec, out: &mut Vec<TaskRef>) {
-        if next_job_to_try(view, 0, free, out).is_none() {
-            // No job has a stage whose lowest task fits: every queue would come back empty.
-            // (Most heartbeats of a deep workload, where little is runnable at a time.)
-            return;
-        }
+        // The first job that may give a task while nothing is taken (and `free` is all there
+        // is): where every queue's walk starts until one takes something. None: every queue
+        // would come back empty (most heartbeats of a deep workload, where little is runnable).
+        let Some(first) = next_job_to_try(view, 0, free, out) else { return };
         let total = self.total(view);
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clone_from(&self.alloc);
@@ -72,14 +71,14 @@ impl Policy for Drf {
             &mut state,
             |(_, alloc), q| relative(dominant(&alloc[q], &total, view.dims), self.shares[q]),
             |(left, alloc), q| {
-                let mut from = 0;
-                while let Some(job) = next_job_to_try(view, from, left, out) {
-                    from = job + 1;
+                let mut next = if out.is_empty() { Some(first) } else { next_job_to_try(view, 0, left, out) };
+                while let Some(job) = next {
                     if view.queue(job) as usize == q && fill_from_job(view, job, left, out, 1) == 1 {
                         let t = *out.last().expect("just pushed");
                         alloc[q].add_assign(&view.requested(t.job, t.task));
                         return true;
                     }
+                    next = next_job_to_try(view, job + 1, left, out);
                 }
                 false
             },
