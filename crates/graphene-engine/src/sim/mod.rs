@@ -942,7 +942,8 @@ mod tests {
     }
 
     /// Replays of every policy that reads the fit index (the stage-order ones: fifo, drf, cs
-    /// and its YARN mechanics, graphene+cs; and the scoring ones: tetris with and without
+    /// and its YARN mechanics, graphene+cs, drf and cs also in their check that some job may
+    /// fit before they serve any queue; and the scoring ones: tetris with and without
     /// fairness and overbooking, graphene+tetris, graphene with its own and the paper's rules;
     /// and decima, whose "anything fits?" test walks the index of jobs)
     /// give the same runs with the index as with the scan of every runnable stage it replaces:
