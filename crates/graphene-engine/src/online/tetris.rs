@@ -150,10 +150,12 @@ pub(crate) fn after_take(view: &View, cap: &ResVec, left: &ResVec, chosen: &Chos
 /// The index of the highest-scoring candidate; the first one wins ties (candidates come in job
 /// then stage order, so ties go to the earlier job).
 pub(crate) fn best(cands: &[Cand], score: impl Fn(&Cand) -> f64) -> usize {
-    let mut best = 0;
-    for i in 1..cands.len() {
-        if score(&cands[i]) > score(&cands[best]) {
-            best = i;
+    let Some(first) = cands.first() else { return 0 };
+    let (mut best, mut top) = (0, score(first));
+    for (i, c) in cands.iter().enumerate().skip(1) {
+        let s = score(c);
+        if s > top {
+            (best, top) = (i, s);
         }
     }
     best
@@ -293,27 +295,46 @@ impl Tetris {
         *self.total.get_or_insert_with(|| view.caps.iter().fold(ResVec::ZERO, |a, c| a.add(c)))
     }
 
-    /// Sets each candidate's remaining work: its job's, less what `taken` (this heartbeat's
-    /// choices so far) already took.
-    fn set_rem(&self, cands: &mut [Cand], taken: &HashMap<u32, f64>) {
-        for c in cands {
-            let done = if taken.is_empty() { 0.0 } else { taken.get(&c.job).copied().unwrap_or(0.0) };
-            c.rem = (self.rem.get(c.job as usize).copied().unwrap_or(0.0) - done).max(0.0);
+    /// Tetris's choice among `cands`: alignment minus eps x remaining work over its mean (or
+    /// max). Sets each candidate's remaining work first (its job's, less what `taken`, this
+    /// heartbeat's choices so far, already took from it). One sweep sets them and sums them and
+    /// the alignments (each sum as `Iterator::sum` adds, from -0.0 in candidate order, so the
+    /// same bits), a second scores: a pass reads each candidate twice, not five times.
+    fn pick(&self, cands: &mut [Cand], taken: &Taken) -> usize {
+        let (mut rem_sum, mut rem_max, mut align_sum) = (-0.0f64, 0.0f64, -0.0f64);
+        for c in cands.iter_mut() {
+            c.rem = (self.rem.get(c.job as usize).copied().unwrap_or(0.0) - taken.of(c.job)).max(0.0);
+            rem_sum += c.rem;
+            rem_max = f64::max(rem_max, c.rem);
+            align_sum += c.align;
         }
-    }
-
-    /// Tetris's choice among `cands` (their `rem` set): alignment minus eps x remaining work over
-    /// its mean (or max).
-    fn pick(&self, cands: &[Cand]) -> usize {
         let norm = match self.scale {
-            SrptScale::Max => cands.iter().map(|c| c.rem).fold(0.0, f64::max),
-            SrptScale::Mean => cands.iter().map(|c| c.rem).sum::<f64>() / cands.len() as f64,
+            SrptScale::Max => rem_max,
+            SrptScale::Mean => rem_sum / cands.len() as f64,
         };
-        let eps = cands.iter().map(|c| c.align).sum::<f64>() / cands.len() as f64;
+        let eps = align_sum / cands.len() as f64;
         best(cands, |c: &Cand| {
             let r = if norm > 0.0 { c.rem / norm } else { 0.0 };
             c.align - eps * r
         })
+    }
+}
+
+/// Work of the tasks a heartbeat chose so far, by job: the few jobs it took from, looked up for
+/// every candidate of every pass (a scan of a short list, not a hash).
+#[derive(Default)]
+pub(crate) struct Taken(Vec<(u32, f64)>);
+
+impl Taken {
+    fn of(&self, job: u32) -> f64 {
+        self.0.iter().find(|t| t.0 == job).map_or(0.0, |t| t.1)
+    }
+
+    fn add(&mut self, job: u32, w: f64) {
+        match self.0.iter_mut().find(|t| t.0 == job) {
+            Some(t) => t.1 += w,
+            None => self.0.push((job, w)),
+        }
     }
 }
 
@@ -344,7 +365,7 @@ impl Policy for Tetris {
         let mut left = with_allowance(view, free, &cap, self.overbook);
         let mut chosen = Chosen::default();
         // Work of the tasks chosen in this heartbeat, not launched yet.
-        let mut taken: HashMap<u32, f64> = HashMap::new();
+        let mut taken = Taken::default();
         let mut cands = std::mem::take(&mut self.cands);
         let mut kept = std::mem::take(&mut self.kept);
         candidates(view, &cap, &left, &mut self.stages, &mut cands);
@@ -356,17 +377,16 @@ impl Policy for Tetris {
                 if kept.is_empty() {
                     break;
                 }
-                self.set_rem(&mut kept, &taken);
-                let c = kept[self.pick(&kept)];
+                let k = self.pick(&mut kept, &taken);
+                let c = kept[k];
                 let f = self.gate.charge_of(view, &total, c.job, c.task);
                 self.gate.chose(TaskRef { job: c.job, task: c.task }, view.queue(c.job) as usize, f, set);
                 cands.iter().position(|x| x.job == c.job && x.task == c.task).expect("a kept candidate is a candidate")
             } else {
-                self.set_rem(&mut cands, &taken);
-                self.pick(&cands)
+                self.pick(&mut cands, &taken)
             };
             let c = cands[i];
-            *taken.entry(c.job).or_insert(0.0) += work(view, &total, c.job, c.task);
+            taken.add(c.job, work(view, &total, c.job, c.task));
             take(view, &cap, &mut cands, i, &mut left, &mut chosen, out);
         }
         self.kept = kept;
@@ -410,15 +430,13 @@ mod tests {
         ];
         let mut t = Tetris::new().with_srpt_scale(SrptScale::Max);
         t.rem = vec![0.0, 1000.0, 1.0];
-        t.set_rem(&mut cands, &HashMap::new());
-        assert_eq!(t.pick(&cands), 0);
+        assert_eq!(t.pick(&mut cands, &Taken::default()), 0);
         let t = Tetris { scale: SrptScale::Mean, ..t };
-        assert_eq!(t.pick(&cands), 1);
+        assert_eq!(t.pick(&mut cands, &Taken::default()), 1);
         // The default is the paper's scaling.
         assert_eq!(Tetris::new().scale, SrptScale::Mean);
         // What this heartbeat already took from job 1 counts as done: with 999.5 of its work
         // taken, job 1 has less left than job 2 and wins under either scale.
-        t.set_rem(&mut cands, &HashMap::from([(1, 999.5)]));
-        assert_eq!(t.pick(&cands), 0);
+        assert_eq!(t.pick(&mut cands, &Taken(vec![(1, 999.5)])), 0);
     }
 }
