@@ -38,9 +38,10 @@
 //! jobs gives and by those jobs' fit indexes (not by asking every active job and trying every
 //! runnable stage), and after each pick the list is only filtered (what is left of the machine
 //! shrinks, so nothing that did not fit comes back) and the picked stage's next task takes its
-//! place. A pass still reads every candidate: eps and the remaining-work scale
-//! are means over all of them, so the pick depends on each, and any shortcut that summed them
-//! in another order would change picks by rounding.
+//! place. A pass still reads every candidate, in two sweeps (one sets and sums their remaining
+//! work and alignments, one scores them): eps and the remaining-work scale are means over all
+//! of them, so the pick depends on each, and any shortcut that summed them in another order
+//! would change picks by rounding.
 
 use std::collections::HashMap;
 
