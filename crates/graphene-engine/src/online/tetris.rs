@@ -230,6 +230,7 @@ pub struct Tetris {
     cands: Vec<Cand>,
     kept: Vec<Cand>,
     stages: Vec<u32>,
+    taken: Taken,
     gate: FairGate,
     /// Overbookable resources may be allocated up to this multiple of a machine's capacity
     /// (1: never, Tetris as its paper and the Graphene paper's Tez + Tetris runs).
@@ -268,6 +269,7 @@ impl Tetris {
             cands: Vec::new(),
             kept: Vec::new(),
             stages: Vec::new(),
+            taken: Taken::default(),
             gate: FairGate::new(shares, kappa, fairness, charge),
             overbook: 1.0,
             scale: SrptScale::default(),
@@ -321,21 +323,34 @@ impl Tetris {
     }
 }
 
-/// Work of the tasks a heartbeat chose so far, by job: the few jobs it took from, looked up for
-/// every candidate of every pass (a scan of a short list, not a hash).
+/// Work of the tasks a heartbeat chose so far, by job id, looked up for every candidate of
+/// every pass (an index, not a hash); kept across heartbeats, with only the jobs a heartbeat
+/// touched set back to zero when it ends.
 #[derive(Default)]
-pub(crate) struct Taken(Vec<(u32, f64)>);
+pub(crate) struct Taken {
+    by_job: Vec<f64>,
+    touched: Vec<u32>,
+}
 
 impl Taken {
     fn of(&self, job: u32) -> f64 {
-        self.0.iter().find(|t| t.0 == job).map_or(0.0, |t| t.1)
+        self.by_job.get(job as usize).copied().unwrap_or(0.0)
     }
 
     fn add(&mut self, job: u32, w: f64) {
-        match self.0.iter_mut().find(|t| t.0 == job) {
-            Some(t) => t.1 += w,
-            None => self.0.push((job, w)),
+        let j = job as usize;
+        if self.by_job.len() <= j {
+            self.by_job.resize(j + 1, 0.0);
         }
+        self.by_job[j] += w;
+        self.touched.push(job);
+    }
+
+    fn clear(&mut self) {
+        for &j in &self.touched {
+            self.by_job[j as usize] = 0.0;
+        }
+        self.touched.clear();
     }
 }
 
@@ -366,7 +381,7 @@ impl Policy for Tetris {
         let mut left = with_allowance(view, free, &cap, self.overbook);
         let mut chosen = Chosen::default();
         // Work of the tasks chosen in this heartbeat, not launched yet.
-        let mut taken = Taken::default();
+        let mut taken = std::mem::take(&mut self.taken);
         let mut cands = std::mem::take(&mut self.cands);
         let mut kept = std::mem::take(&mut self.kept);
         candidates(view, &cap, &left, &mut self.stages, &mut cands);
@@ -390,6 +405,8 @@ impl Policy for Tetris {
             taken.add(c.job, work(view, &total, c.job, c.task));
             take(view, &cap, &mut cands, i, &mut left, &mut chosen, out);
         }
+        taken.clear();
+        self.taken = taken;
         self.kept = kept;
         self.cands = cands;
     }
@@ -438,6 +455,8 @@ mod tests {
         assert_eq!(Tetris::new().scale, SrptScale::Mean);
         // What this heartbeat already took from job 1 counts as done: with 999.5 of its work
         // taken, job 1 has less left than job 2 and wins under either scale.
-        assert_eq!(t.pick(&mut cands, &Taken(vec![(1, 999.5)])), 0);
+        let mut taken = Taken::default();
+        taken.add(1, 999.5);
+        assert_eq!(t.pick(&mut cands, &taken), 0);
     }
 }
