@@ -97,13 +97,17 @@ def test_a_real_dask_scheduler_and_two_worker_processes_on_loopback(tmp_path):
         assert len({t["worker"] for t in e.tasks}) == 2
         check_annotations(e, "traces/example.json")
     finally:
-        for p in reversed(procs):
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        # The workers first, while the scheduler still answers their goodbye: a worker that
+        # lost its scheduler retries the connection until its 30 s timeout before it exits.
+        for group in (procs[1:], procs[:1]):
+            for p in group:
+                p.terminate()
+            for p in group:
+                try:
+                    p.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
 
 
 def test_bad_arguments_raise_before_anything_starts():
