@@ -302,7 +302,7 @@ impl Tetris {
     /// max). Sets each candidate's remaining work first (its job's, less what `taken`, this
     /// heartbeat's choices so far, already took from it). One sweep sets them and sums them and
     /// the alignments (each sum as `Iterator::sum` adds, from -0.0 in candidate order, so the
-    /// same bits), a second scores: a pass reads each candidate twice, not five times.
+    /// same bits as summing each separately), a second scores: a pass reads each candidate twice.
     fn pick(&self, cands: &mut [Cand], taken: &Taken) -> usize {
         let (mut rem_sum, mut rem_max, mut align_sum) = (-0.0f64, 0.0f64, -0.0f64);
         for c in cands.iter_mut() {
@@ -327,7 +327,7 @@ impl Tetris {
 /// every pass (an index, not a hash); kept across heartbeats, with only the jobs a heartbeat
 /// touched set back to zero when it ends.
 #[derive(Default)]
-pub(crate) struct Taken {
+struct Taken {
     by_job: Vec<f64>,
     touched: Vec<u32>,
 }
